@@ -1,0 +1,114 @@
+// Package api serves the partner-facing JSON API under /v1: the pet
+// endpoints, bearer API-key authentication, the one JSON error writer, the
+// health probes and the embedded OpenAPI document.
+package api
+
+import (
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+)
+
+// Options configures the API.
+type Options struct {
+	// PublicURL is the external base URL (no trailing slash) used in Link
+	// headers and the OpenAPI servers list; "" gives relative links.
+	PublicURL string
+	// Now is the clock (the getPet sunset depends on it); nil means time.Now.
+	Now func() time.Time
+	// Logger receives server errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// API holds the handlers' dependencies.
+type API struct {
+	store     *models.Store
+	publicURL string
+	now       func() time.Time
+	log       *slog.Logger
+	openapi   []byte
+}
+
+// New returns the API over store.
+func New(store *models.Store, o Options) *API {
+	a := &API{store: store, publicURL: o.PublicURL, now: o.Now, log: o.Logger}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.openapi = renderOpenAPI(o.PublicURL)
+	return a
+}
+
+// Prefix is the path every API route starts with.
+const Prefix = "/v1"
+
+// Register mounts the API routes and the health probes on r.
+func (a *API) Register(r gin.IRouter) {
+	r.GET("/healthz", a.healthz)
+	r.GET("/readyz", a.readyz)
+
+	v1 := r.Group(Prefix, apiHeaders)
+	v1.GET("/openapi.json", a.openAPI)
+	v1.GET("/pets", a.authenticate, a.listPets)
+	v1.POST("/pets", a.authenticate, a.createPet)
+	// Deprecation headers come before authentication so that every
+	// response of this route, errors included, carries them.
+	v1.GET("/pets/:petId", a.deprecated, a.authenticate, a.getPet)
+}
+
+// IsAPIPath reports whether a request path belongs to the API (and so gets
+// JSON errors).
+func IsAPIPath(path string) bool {
+	return path == Prefix || strings.HasPrefix(path, Prefix+"/")
+}
+
+// apiHeaders sets the headers every API response carries.
+func apiHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	c.Next()
+}
+
+// NoRoute answers unknown paths: 401 first under /v1 when the request is
+// not authenticated (so the API's shape is not revealed to strangers), else
+// 404 with the Error body.
+func (a *API) NoRoute(c *gin.Context) {
+	if IsAPIPath(c.Request.URL.Path) {
+		apiHeaders(c)
+		if a.authenticate(c); c.IsAborted() {
+			return
+		}
+	}
+	writeError(c, a.log, &models.Error{Code: models.CodeNotFound, Message: "No such endpoint. See /v1/openapi.json for the API."})
+}
+
+// NoMethod answers a known path with a method it does not allow (Gin has
+// already set the Allow header): 401 first under /v1, else 405.
+func (a *API) NoMethod(c *gin.Context) {
+	if IsAPIPath(c.Request.URL.Path) {
+		apiHeaders(c)
+		if a.authenticate(c); c.IsAborted() {
+			return
+		}
+	}
+	writeError(c, a.log, &models.Error{Code: models.CodeMethodNotAllowed,
+		Message: "Method " + c.Request.Method + " is not allowed here; allowed: " + c.Writer.Header().Get("Allow") + "."})
+}
+
+// Recover answers a panic in a handler with a generic 500 and logs it.
+func (a *API) Recover(c *gin.Context, recovered any) {
+	a.log.Error("panic serving request", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", recovered)
+	if c.Writer.Written() {
+		c.Abort()
+		return
+	}
+	writeError(c, a.log, &models.Error{Code: models.CodeInternal, Message: internalMessage})
+}

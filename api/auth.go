@@ -1,0 +1,65 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+)
+
+// keyContext is where authenticate leaves the caller's API key.
+const keyContext = "petstore.apikey"
+
+// authenticate checks the bearer API key and aborts with 401 when it is
+// missing, malformed, unknown or revoked.
+func (a *API) authenticate(c *gin.Context) {
+	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
+	if !ok {
+		writeError(c, a.log, models.ErrUnauthorized)
+		return
+	}
+	k, err := a.store.Authenticate(c.Request.Context(), key)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	c.Set(keyContext, k)
+	c.Next()
+}
+
+// bearerToken extracts the credential of "Authorization: Bearer <token>"
+// (RFC 6750). The scheme word is case-insensitive; exactly one header, one
+// scheme and one token are accepted.
+func bearerToken(headers []string) (string, bool) {
+	if len(headers) != 1 {
+		return "", false
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(headers[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+		return "", false
+	}
+	return token, true
+}
+
+// actor names the caller in the audit trail.
+func actor(c *gin.Context) string {
+	if v, ok := c.Get(keyContext); ok {
+		k := v.(models.APIKey)
+		return "apikey " + k.Prefix + " (" + k.Name + ")"
+	}
+	return "anonymous"
+}
+
+// KeyName returns the name of the API key that made the request, for request
+// logs, or "".
+func KeyName(c *gin.Context) string {
+	if v, ok := c.Get(keyContext); ok {
+		return v.(models.APIKey).Name
+	}
+	return ""
+}

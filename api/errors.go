@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+)
+
+// statusOf maps each error code to its HTTP status. Every error response
+// of the API goes through writeError and this table.
+var statusOf = map[models.Code]int{
+	models.CodeInvalidRequest:       http.StatusBadRequest,
+	models.CodeUnauthorized:         http.StatusUnauthorized,
+	models.CodeNotFound:             http.StatusNotFound,
+	models.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
+	models.CodeConflict:             http.StatusConflict,
+	models.CodeGone:                 http.StatusGone,
+	models.CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
+	models.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
+	models.CodeRateLimited:          http.StatusTooManyRequests,
+	models.CodeInternal:             http.StatusInternalServerError,
+	models.CodeUnavailable:          http.StatusServiceUnavailable,
+}
+
+const internalMessage = "Something went wrong on our side. Please try again; if it keeps happening, contact the store."
+
+// Error is the body of every error response.
+type Error struct {
+	Code    models.Code `json:"code"`
+	Message string      `json:"message"`
+	Status  int         `json:"status"`
+	// Details names each bad field of a 400.
+	Details []models.FieldError `json:"details,omitempty"`
+}
+
+// writeError answers with the Error body for err and aborts the chain.
+// Errors that are not *models.Error are logged and shown generically.
+func writeError(c *gin.Context, log *slog.Logger, err error) {
+	var e *models.Error
+	if !errors.As(err, &e) {
+		e = &models.Error{Code: models.CodeInternal, Err: err}
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	body := Error{Code: e.Code, Message: e.Message, Status: status, Details: e.Fields}
+	if status >= 500 {
+		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
+		if e.Code == models.CodeInternal || e.Message == "" {
+			body = Error{Code: models.CodeInternal, Message: internalMessage, Status: status}
+		}
+	}
+	if status == http.StatusUnauthorized {
+		c.Header("WWW-Authenticate", `Bearer realm="petstore"`)
+	}
+	writeJSON(c, status, body)
+	c.Abort()
+}
+
+// writeJSON writes v as JSON. HTML characters are not escaped: the body is
+// served as application/json with nosniff, and names round-trip as sent.
+func writeJSON(c *gin.Context, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		buf.WriteString(`{"code":"internal","message":"` + internalMessage + `","status":500}` + "\n")
+	}
+	c.Data(status, "application/json", buf.Bytes())
+}

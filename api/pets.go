@@ -1,0 +1,196 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+)
+
+// MaxBodyBytes caps a request body.
+const MaxBodyBytes = 1 << 20
+
+// The getPet deprecation (RFC 9745) and sunset (RFC 8594).
+var (
+	// DeprecatedAt is when getPet was declared deprecated: the release of
+	// API 1.0.0 by this service.
+	DeprecatedAt = time.Date(2026, time.November, 21, 0, 0, 0, 0, time.UTC)
+	// SunsetAt is when getPet stops answering (410 Gone from then on).
+	SunsetAt = time.Date(2030, time.December, 5, 0, 0, 0, 0, time.UTC)
+)
+
+// Pet is the API's shape of an animal ("Pet" in the specification).
+type Pet struct {
+	ID         int64         `json:"id"`
+	Name       string        `json:"name"`
+	CategoryID int64         `json:"categoryId"`
+	Status     models.Status `json:"status"`
+}
+
+func toPet(p models.Pet) Pet {
+	return Pet{ID: p.ID, Name: p.Name, CategoryID: p.CategoryID, Status: p.Status}
+}
+
+// listPets answers GET /v1/pets: one page in id order, with a Link to the
+// next page when there is one.
+func (a *API) listPets(c *gin.Context) {
+	q, err := models.ParsePetQuery(c.Request.URL.Query())
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	pets, more, err := a.store.ListPets(c.Request.Context(), q)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	out := make([]Pet, len(pets))
+	for i, p := range pets {
+		out[i] = toPet(p)
+	}
+	if more {
+		next := url.Values{"limit": {strconv.Itoa(q.Limit)}, "after": {strconv.FormatInt(pets[len(pets)-1].ID, 10)}}
+		if q.Status != "" {
+			next.Set("status", string(q.Status))
+		}
+		c.Header("Link", "<"+a.publicURL+Prefix+"/pets?"+next.Encode()+`>; rel="next"`)
+	}
+	writeJSON(c, http.StatusOK, out)
+}
+
+// createPet answers POST /v1/pets.
+func (a *API) createPet(c *gin.Context) {
+	body, err := readJSONBody(c)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	in, err := decodePetInput(body)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	np, err := in.Validate()
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	p, err := a.store.CreatePet(c.Request.Context(), np, actor(c))
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	c.Header("Location", Prefix+"/pets/"+strconv.FormatInt(p.ID, 10))
+	writeJSON(c, http.StatusCreated, toPet(p))
+}
+
+// deprecated marks every getPet response as deprecated, with its sunset
+// date and successor.
+func (a *API) deprecated(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Deprecation", "@"+strconv.FormatInt(DeprecatedAt.Unix(), 10))
+	h.Set("Sunset", SunsetAt.Format(http.TimeFormat))
+	h.Set("Link", "<"+Prefix+`/pets>; rel="successor-version"`)
+	c.Next()
+}
+
+// getPet answers GET /v1/pets/{petId} until the sunset date, then 410.
+func (a *API) getPet(c *gin.Context) {
+	if !a.now().Before(SunsetAt) {
+		writeError(c, a.log, &models.Error{Code: models.CodeGone,
+			Message: "GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter."})
+		return
+	}
+	id, err := models.ParsePetID(c.Param("petId"))
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	p, err := a.store.GetPet(c.Request.Context(), id)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	writeJSON(c, http.StatusOK, toPet(p))
+}
+
+// readJSONBody checks the media type and reads at most MaxBodyBytes of
+// UTF-8 text.
+func readJSONBody(c *gin.Context) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		return nil, &models.Error{Code: models.CodeUnsupportedMediaType, Message: "The body must be JSON: send Content-Type: application/json."}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, &models.Error{Code: models.CodePayloadTooLarge, Message: "The body is larger than 1 MiB."}
+	}
+	if err != nil {
+		return nil, &models.Error{Code: models.CodeInvalidRequest, Message: "The body could not be read.", Err: err}
+	}
+	if !utf8.Valid(body) {
+		return nil, &models.Error{Code: models.CodeInvalidRequest, Message: "The body is not valid UTF-8."}
+	}
+	return body, nil
+}
+
+// decodePetInput reads a NewPet JSON object into a PetInput, noting values
+// of the wrong JSON type; the value rules are PetInput.Validate's. Unknown
+// fields, and a client-sent id, are ignored.
+func decodePetInput(body []byte) (models.PetInput, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must be a JSON object, like {\"name\": \"Rex\", \"categoryId\": 1}."}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must hold exactly one JSON object."}
+	}
+	var in models.PetInput
+	bad := func(field, msg string) { in.Invalid = append(in.Invalid, models.FieldError{Field: field, Message: msg}) }
+	if raw, ok := present(fields, models.FieldName); ok {
+		if json.Unmarshal(raw, &in.Name) != nil {
+			bad(models.FieldName, "Name must be a string.")
+		}
+	}
+	if raw, ok := present(fields, models.FieldCategoryID); ok {
+		// The body is valid JSON, so a value starting with a digit or a
+		// minus sign is a number; its literal text goes to validation.
+		// (json.Number would also accept a quoted number.)
+		if s := string(bytes.TrimSpace(raw)); s[0] == '-' || (s[0] >= '0' && s[0] <= '9') {
+			in.CategoryID = s
+		} else {
+			bad(models.FieldCategoryID, "Category ID must be a JSON number: a whole number from 1 to 9223372036854775807.")
+		}
+	}
+	if raw, ok := present(fields, models.FieldStatus); ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			bad(models.FieldStatus, models.StatusMessage)
+		} else {
+			in.Status = &s
+		}
+	}
+	return in, nil
+}
+
+// present returns a field's raw value when it is there and not null.
+func present(fields map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	raw, ok := fields[name]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, false
+	}
+	return raw, true
+}

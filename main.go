@@ -1,0 +1,462 @@
+// Command petstore serves the animal store: the bearer-authenticated JSON
+// API under /v1 for partner apps (and, in time, the admin console under
+// /admin), over one database. It also carries the operator commands:
+// migrate, user create, apikey create|list|revoke and version.
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/api"
+	"petstore/config"
+	"petstore/models"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// cli is what a command may touch; tests give their own.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+const usage = `petstore serves the animal store's JSON API and admin console.
+
+Usage:
+  petstore [serve]                        run the server (the default)
+  petstore migrate                        bring the database schema up to date
+  petstore user create --username NAME    add a staff account (password: first line of stdin)
+  petstore apikey create --name NAME      issue an API key (printed alone on stdout)
+  petstore apikey list                    list API keys (no secrets)
+  petstore apikey revoke ID               revoke an API key at once
+  petstore version                        print the version
+
+Configuration is read from the environment: LISTEN_ADDR, DATABASE_URL,
+PETSTORE_PUBLIC_URL, DATABASE_MAX_OPEN_CONNS, DATABASE_MAX_IDLE_CONNS,
+DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, TRUSTED_PROXIES, LOG_FORMAT.
+See README.md.
+`
+
+// run is the whole program; it returns the exit code: 0 success, 1 failure,
+// 2 bad usage.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	c := cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	cmd, rest := "serve", args
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, rest = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return c.serve(ctx, rest)
+	case "migrate":
+		return c.migrate(ctx, rest)
+	case "user":
+		return c.sub(ctx, "user", rest, map[string]func(context.Context, []string) int{"create": c.userCreate})
+	case "apikey":
+		return c.sub(ctx, "apikey", rest, map[string]func(context.Context, []string) int{
+			"create": c.apikeyCreate, "list": c.apikeyList, "revoke": c.apikeyRevoke})
+	case "version":
+		fmt.Fprintf(stdout, "petstore %s (%s)\n", buildVersion(), runtime.Version())
+		return 0
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "petstore: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+func (c cli) sub(ctx context.Context, name string, args []string, cmds map[string]func(context.Context, []string) int) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		w := c.stdout
+		code := 0
+		if len(args) == 0 {
+			w, code = c.stderr, 2
+		}
+		fmt.Fprintf(w, "Usage: petstore %s COMMAND (one of:", name)
+		for _, k := range []string{"create", "list", "revoke"} {
+			if cmds[k] != nil {
+				fmt.Fprint(w, " "+k)
+			}
+		}
+		fmt.Fprintf(w, "); petstore %s COMMAND --help for details\n", name)
+		return code
+	}
+	fn, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(c.stderr, "petstore: unknown command %q for %s\n", args[0], name)
+		return 2
+	}
+	return fn(ctx, args[1:])
+}
+
+// flags parses a command's flags; it returns ok=false with the exit code
+// when the command should stop (after --help or a usage error).
+func (c cli) flags(name, synopsis string, args []string, define func(*flag.FlagSet)) (*flag.FlagSet, int, bool) {
+	fs := flag.NewFlagSet("petstore "+name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	if define != nil {
+		define(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: petstore %s\n\n%s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0, false
+		}
+		return nil, 2, false
+	}
+	return fs, 0, true
+}
+
+// fail prints one line and returns exit code 1. Configuration errors name
+// their variable.
+func (c cli) fail(err error) int {
+	fmt.Fprintf(c.stderr, "petstore: %v\n", err)
+	return 1
+}
+
+// open loads the configuration, connects and migrates.
+func (c cli) open(ctx context.Context, log *slog.Logger) (config.Config, *models.Store, error) {
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return cfg, nil, err
+	}
+	db := cfg.Database
+	store, err := models.Open(ctx, models.Options{
+		Driver: string(db.Driver), DSN: db.DSN, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
+		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log,
+	})
+	if err != nil {
+		return cfg, nil, fmt.Errorf("DATABASE_URL: cannot use %s: %w", db.Redacted, err)
+	}
+	res, err := store.Migrate(ctx)
+	if err != nil {
+		store.Close()
+		return cfg, nil, fmt.Errorf("DATABASE_URL: cannot migrate %s: %w", db.Redacted, err)
+	}
+	if len(res.Applied) > 0 {
+		log.Info("database migrated", "database", db.Redacted, "applied", res.Applied, "version", res.Version)
+	}
+	return cfg, store, nil
+}
+
+func (c cli) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if strings.EqualFold(c.getenv("LOG_FORMAT"), "json") {
+		return slog.New(slog.NewJSONHandler(c.stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(c.stderr, opts))
+}
+
+func (c cli) serve(ctx context.Context, args []string) int {
+	if _, code, ok := c.flags("serve", "Runs the HTTP server until SIGINT or SIGTERM; configured by the environment (see petstore --help).", args, nil); !ok {
+		return code
+	}
+	log := c.logger()
+	cfg, store, err := c.open(ctx, log)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+
+	ln, err := net.Listen("tcp", cfg.ListenAddr)
+	if err != nil {
+		return c.fail(fmt.Errorf("LISTEN_ADDR: cannot listen on %s: %w", cfg.ListenAddr, err))
+	}
+	base := cfg.PublicURL
+	if base == "" {
+		base = localURL(ln.Addr())
+	}
+	boot, err := store.EnsureBootstrap(ctx)
+	if err != nil {
+		ln.Close()
+		return c.fail(fmt.Errorf("create the first staff account: %w", err))
+	}
+	if boot != nil {
+		printBootstrap(c.stdout, boot, base)
+	}
+
+	srv := &http.Server{
+		Handler:           newRouter(cfg, store, log, time.Now),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("petstore listening", "addr", ln.Addr().String(), "url", base, "database", cfg.Database.Redacted, "version", buildVersion())
+
+	select {
+	case err := <-served:
+		return c.fail(fmt.Errorf("server stopped: %w", err))
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing requests in flight")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		log.Error("shutdown did not finish in time", "error", err)
+		return 1
+	}
+	log.Info("stopped")
+	return 0
+}
+
+// newRouter wires the whole HTTP surface.
+func newRouter(cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	// With no TRUSTED_PROXIES, X-Forwarded-For is ignored: the peer is the client.
+	if err := r.SetTrustedProxies(cfg.TrustedProxies); err != nil {
+		panic(err) // config.Load validated every entry
+	}
+	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
+	r.Use(requestLog(log), gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
+	a.Register(r)
+	r.NoRoute(a.NoRoute)
+	r.NoMethod(a.NoMethod)
+	return r
+}
+
+var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// requestLog gives every request an id (X-Request-ID, accepted when sane,
+// else generated; echoed back) and logs one line when it ends.
+func requestLog(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		id := c.GetHeader("X-Request-ID")
+		if !requestIDPattern.MatchString(id) {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Header("X-Request-ID", id)
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		attrs := []any{"request_id", id, "method", c.Request.Method, "route", route,
+			"status", c.Writer.Status(), "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "client", c.ClientIP()}
+		if k := api.KeyName(c); k != "" {
+			attrs = append(attrs, "key", k)
+		}
+		log.Info("request", attrs...)
+	}
+}
+
+// localURL turns a listener address into a URL a person on this machine can open.
+func localURL(addr net.Addr) string {
+	host, port, _ := net.SplitHostPort(addr.String())
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func printBootstrap(w io.Writer, b *models.Bootstrap, base string) {
+	fmt.Fprintf(w, `
+First start: created a staff account and an API key. They are shown only this once; keep them safe.
+
+  Staff account:  %s / %s
+  API key:        %s
+
+Try the API:
+  curl -H 'Authorization: Bearer %s' %s/v1/pets
+
+`, b.Username, b.Password, b.APIKey, b.APIKey, base)
+}
+
+func (c cli) migrate(ctx context.Context, args []string) int {
+	if _, code, ok := c.flags("migrate", "Applies the pending schema migrations to DATABASE_URL and prints the schema version.", args, nil); !ok {
+		return code
+	}
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return c.fail(err)
+	}
+	_, store, err := c.open(ctx, c.logger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	res, err := store.Migrate(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(c.stdout, "%s: schema at version %d\n", cfg.Database.Redacted, res.Version)
+	return 0
+}
+
+func (c cli) userCreate(ctx context.Context, args []string) int {
+	var username string
+	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input (at least 10 characters).", args,
+		func(fs *flag.FlagSet) { fs.StringVar(&username, "username", "", "the new account's username (required)") })
+	if !ok {
+		return code
+	}
+	if username == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return c.fail(errors.New("no password on standard input: pipe it in, as in: echo 'a long password' | petstore user create --username NAME"))
+	}
+	password := strings.TrimRight(line, "\r\n")
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	u, err := store.CreateUser(ctx, username, password, "cli")
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	fmt.Fprintf(c.stdout, "created staff account %s (id %d)\n", u.Username, u.ID)
+	return 0
+}
+
+func (c cli) apikeyCreate(ctx context.Context, args []string) int {
+	var name string
+	fs, code, ok := c.flags("apikey create --name NAME", "Issues an API key for a partner and prints it alone on stdout. It is shown only this once.", args,
+		func(fs *flag.FlagSet) { fs.StringVar(&name, "name", "", "who or what the key is for, such as the partner's app (required)") })
+	if !ok {
+		return code
+	}
+	if name == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	_, key, err := store.CreateAPIKey(ctx, name, "cli")
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	fmt.Fprintln(c.stdout, key)
+	return 0
+}
+
+func (c cli) apikeyList(ctx context.Context, args []string) int {
+	if _, code, ok := c.flags("apikey list", "Lists API keys: id, name, public prefix, creator, times. Keys themselves are never stored, so never shown.", args, nil); !ok {
+		return code
+	}
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	keys, err := store.ListAPIKeys(ctx)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED BY\tCREATED\tLAST USED\tREVOKED")
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedBy,
+			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
+	}
+	tw.Flush()
+	return 0
+}
+
+func (c cli) apikeyRevoke(ctx context.Context, args []string) int {
+	fs, code, ok := c.flags("apikey revoke ID", "Revokes the API key with this id (see apikey list). It is refused at once.", args, nil)
+	if !ok {
+		return code
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
+	if err != nil || id < 1 {
+		fmt.Fprintf(c.stderr, "petstore: %q is not an API key id (a whole number; see petstore apikey list)\n", fs.Arg(0))
+		return 2
+	}
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	k, err := store.RevokeAPIKey(ctx, id, "cli")
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	fmt.Fprintf(c.stdout, "revoked API key %d (%s, %s)\n", k.ID, k.Name, k.Prefix)
+	return 0
+}
+
+// quietLogger logs only warnings, so commands print just their result.
+func (c cli) quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// userMessage turns a models error into its user-facing message.
+func userMessage(err error) error {
+	var e *models.Error
+	if errors.As(err, &e) && e.Code != models.CodeInternal {
+		return errors.New(e.Message)
+	}
+	return err
+}
+
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.Format(time.RFC3339)
+}
+
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}

@@ -1,0 +1,211 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+)
+
+// API keys look like pst_<8-char lookup id>_<32-char secret>, all base32
+// lower-case. The "pst_" prefix makes a leaked key easy to recognise (and to
+// scan for); the lookup id is stored in clear so a request finds its key with
+// one indexed read; the whole key is stored only as a SHA-256 hash.
+const (
+	keyScheme    = "pst_"
+	keyIDLen     = 8
+	keySecretLen = 32
+	// KeyPrefixLen is the length of the public part shown in lists: "pst_" and the lookup id.
+	KeyPrefixLen = len(keyScheme) + keyIDLen
+	keyLen       = KeyPrefixLen + 1 + keySecretLen
+
+	// lastUsedEvery is how often a key's last-used time is written at most.
+	lastUsedEvery = time.Minute
+	// MaxKeyNameLength bounds an API key's name.
+	MaxKeyNameLength = 100
+)
+
+const keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
+
+// APIKey is a partner's credential for the /v1 API. The secret itself is
+// never stored.
+type APIKey struct {
+	ID         int64
+	Name       string
+	Prefix     string
+	Hash       string
+	CreatedBy  string
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
+	RevokedAt  *time.Time
+}
+
+// Revoked reports whether the key has been revoked.
+func (k APIKey) Revoked() bool { return k.RevokedAt != nil }
+
+// GenerateKey returns a new random key, 160 bits of secret plus the lookup id.
+func GenerateKey() string {
+	var b strings.Builder
+	b.Grow(keyLen)
+	b.WriteString(keyScheme)
+	b.WriteString(randomString(keyIDLen))
+	b.WriteByte('_')
+	b.WriteString(randomString(keySecretLen))
+	return b.String()
+}
+
+func randomString(n int) string {
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never returns an error on Linux
+	}
+	for i, c := range buf {
+		buf[i] = keyAlphabet[int(c)%len(keyAlphabet)] // 256 % 32 == 0: no bias
+	}
+	return string(buf)
+}
+
+// HashKey returns the hex SHA-256 of a key, as stored.
+func HashKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// splitKey checks a key's shape and returns its public prefix.
+func splitKey(key string) (string, bool) {
+	if len(key) != keyLen || !strings.HasPrefix(key, keyScheme) || key[KeyPrefixLen] != '_' {
+		return "", false
+	}
+	for i := len(keyScheme); i < len(key); i++ {
+		if i != KeyPrefixLen && strings.IndexByte(keyAlphabet, key[i]) < 0 {
+			return "", false
+		}
+	}
+	return key[:KeyPrefixLen], true
+}
+
+// ValidateKeyName trims an API key's name and checks it.
+func ValidateKeyName(raw string) (string, error) {
+	name := strings.TrimSpace(raw)
+	msg := ""
+	switch {
+	case name == "":
+		msg = "Name is required."
+	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxKeyNameLength:
+		msg = fmt.Sprintf("Name must be at most %d characters of text.", MaxKeyNameLength)
+	}
+	if msg != "" {
+		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldName, msg}}}
+	}
+	return name, nil
+}
+
+// CreateAPIKey makes a key named name for creator and returns the stored
+// record and the key itself, which is shown once and never again.
+func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey, string, error) {
+	name, err := ValidateKeyName(name)
+	if err != nil {
+		return APIKey{}, "", err
+	}
+	for range 3 { // a prefix collision (1 in 2^40 per pair) is retried
+		key := GenerateKey()
+		k := APIKey{Name: name, Prefix: key[:KeyPrefixLen], Hash: HashKey(key), CreatedBy: creator, CreatedAt: s.now()}
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if err := tx.Create(&k).Error; err != nil {
+				return err
+			}
+			return tx.Create(&AuditEvent{At: k.CreatedAt, Actor: creator, Action: ActionKeyCreated,
+				TargetType: TargetAPIKey, TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
+		})
+		if err == nil {
+			return k, key, nil
+		}
+		if !isDuplicate(err) {
+			break
+		}
+	}
+	return APIKey{}, "", s.dbErr("create api key", err)
+}
+
+// ListAPIKeys returns every key, newest first. Hashes are included but the
+// keys themselves are not known to the store.
+func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
+	keys := []APIKey{}
+	if err := s.db.WithContext(ctx).Order("id DESC").Find(&keys).Error; err != nil {
+		return nil, s.dbErr("list api keys", err)
+	}
+	return keys, nil
+}
+
+// RevokeAPIKey revokes a key at once. Revoking a revoked key is a no-op that
+// keeps the first revocation time.
+func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKey, error) {
+	var k APIKey
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
+			return err
+		}
+		if k.RevokedAt != nil {
+			return nil
+		}
+		now := s.now()
+		res := tx.Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		k.RevokedAt = &now
+		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionKeyRevoked, TargetType: TargetAPIKey,
+			TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return APIKey{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No API key has id %d.", id)}
+	}
+	if err != nil {
+		return APIKey{}, s.dbErr("revoke api key", err)
+	}
+	return k, nil
+}
+
+// Authenticate returns the live key matching key, or ErrUnauthorized. It
+// reads the key on every call, so a revocation applies at once on every
+// instance, and notes the use at most once a minute per key.
+func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
+	prefix, ok := splitKey(key)
+	if !ok {
+		return APIKey{}, ErrUnauthorized
+	}
+	var k APIKey
+	err := s.db.WithContext(ctx).Where("prefix = ?", prefix).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		// Hash anyway so a miss takes as long as a wrong secret.
+		subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(strings.Repeat("0", 64)))
+		return APIKey{}, ErrUnauthorized
+	}
+	if err != nil {
+		return APIKey{}, s.dbErr("authenticate", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(k.Hash)) != 1 || k.RevokedAt != nil {
+		return APIKey{}, ErrUnauthorized
+	}
+	now := s.now()
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
+		// The condition repeats in SQL so that many instances write it once.
+		err := s.db.WithContext(ctx).Model(&APIKey{}).
+			Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", k.ID, now.Add(-lastUsedEvery)).
+			Update("last_used_at", now).Error
+		if err != nil {
+			s.log.Warn("could not note api key use", "key_id", k.ID, "error", err)
+		} else {
+			k.LastUsedAt = &now
+		}
+	}
+	return k, nil
+}

@@ -1,0 +1,107 @@
+package models
+
+import (
+	"errors"
+	"strings"
+)
+
+// Code is a stable, machine-readable error code. The set is part of the API
+// contract: clients switch on it, so values are only ever added.
+type Code string
+
+// The error codes. Each maps to one HTTP status in the api package.
+const (
+	CodeInvalidRequest       Code = "invalid_request"
+	CodeUnauthorized         Code = "unauthorized"
+	CodeNotFound             Code = "not_found"
+	CodeMethodNotAllowed     Code = "method_not_allowed"
+	CodeGone                 Code = "gone"
+	CodePayloadTooLarge      Code = "payload_too_large"
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
+	CodeConflict             Code = "conflict"
+	CodeRateLimited          Code = "rate_limited"
+	CodeInternal             Code = "internal"
+	CodeUnavailable          Code = "unavailable"
+)
+
+// FieldError names one bad input field and says what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// Error is the one error type that leaves this package: a code, a message
+// safe to show to a user, and for validation failures one entry per bad field.
+type Error struct {
+	Code    Code
+	Message string
+	Fields  []FieldError
+	// Err is the underlying cause, for logs only; it is never shown.
+	Err error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(string(e.Code))
+	b.WriteString(": ")
+	b.WriteString(e.Message)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Field returns the message for one field, or "" when that field is fine.
+func (e *Error) Field(name string) string {
+	for _, f := range e.Fields {
+		if f.Field == name {
+			return f.Message
+		}
+	}
+	return ""
+}
+
+// Sentinel errors for callers that test with errors.Is.
+var (
+	ErrNotFound     = &Error{Code: CodeNotFound, Message: "The requested resource was not found."}
+	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "A valid API key is required: send Authorization: Bearer <API_KEY>."}
+)
+
+// Is makes errors.Is(err, ErrNotFound) match any *Error with the same code.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// ErrorCode returns the code of err, or CodeInternal for anything that is not
+// an *Error.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// validation collects field errors in the order they are found.
+type validation struct{ fields []FieldError }
+
+func (v *validation) add(field, msg string) { v.fields = append(v.fields, FieldError{field, msg}) }
+
+func (v *validation) err() error {
+	if len(v.fields) == 0 {
+		return nil
+	}
+	msg := v.fields[0].Message
+	if len(v.fields) > 1 {
+		msg = "The request has invalid fields: see details."
+	}
+	return &Error{Code: CodeInvalidRequest, Message: msg, Fields: v.fields}
+}
+
+func internal(msg string, err error) error {
+	return &Error{Code: CodeInternal, Message: "Something went wrong on our side.", Err: errors.Join(errors.New(msg), err)}
+}

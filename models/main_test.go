@@ -1,0 +1,9 @@
+package models_test
+
+import (
+	"testing"
+
+	"petstore/models/modelstest"
+)
+
+func TestMain(m *testing.M) { modelstest.Main(m) }

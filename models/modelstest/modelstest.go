@@ -1,0 +1,321 @@
+// Package modelstest gives tests real databases: a fresh SQLite file, or a
+// fresh database on a real MariaDB server, both migrated through the same
+// constructor main uses. Test packages call Main from TestMain and ForEach
+// (or Open) in their tests.
+//
+// The MariaDB server is, in order of preference: the one named by
+// PETSTORE_TEST_MYSQL_URL (mysql://USER:PASS@HOST:PORT/, a user that may
+// create databases); or a private mariadbd started in a temporary directory
+// for this test binary. When neither can be had, MariaDB cases are skipped
+// for a quick local run, but fail the run when PETSTORE_REQUIRE_MARIADB=1 or
+// CI=true (as `make test` and CI set).
+package modelstest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // for creating and dropping test databases
+
+	"petstore/config"
+	"petstore/models"
+)
+
+// Drivers are the database drivers every storage test runs against.
+var Drivers = []string{models.DriverSQLite, models.DriverMySQL}
+
+var (
+	server     *mariadb // nil when no MariaDB is available
+	serverErr  error    // why not
+	serverOnce sync.Once
+)
+
+// Main runs the tests of a package, then stops the private MariaDB server if
+// one was started. Use it as: func TestMain(m *testing.M) { modelstest.Main(m) }.
+func Main(m *testing.M) {
+	code := m.Run()
+	if server != nil {
+		server.stop()
+	}
+	os.Exit(code)
+}
+
+// Required reports whether a missing MariaDB must fail the run.
+func Required() bool {
+	return os.Getenv("PETSTORE_REQUIRE_MARIADB") == "1" || os.Getenv("CI") == "true"
+}
+
+// ForEach runs fn as a subtest once per driver, each with a fresh, migrated
+// store that is closed (and on MariaDB dropped) when the subtest ends.
+func ForEach(t *testing.T, fn func(t *testing.T, s *models.Store)) {
+	t.Helper()
+	for _, driver := range Drivers {
+		t.Run(driver, func(t *testing.T) {
+			fn(t, Open(t, driver))
+		})
+	}
+}
+
+// Open returns a fresh, migrated store on driver.
+func Open(tb testing.TB, driver string) *models.Store {
+	tb.Helper()
+	cfg := Database(tb, driver)
+	s, err := models.Open(context.Background(), models.Options{Driver: string(cfg.Driver), DSN: cfg.DSN, ConnectTimeout: 20 * time.Second, MaxOpenConns: 20})
+	if err != nil {
+		tb.Fatalf("open %s: %v", cfg.Redacted, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(context.Background()); err != nil {
+		tb.Fatalf("migrate %s: %v", cfg.Redacted, err)
+	}
+	return s
+}
+
+// URL returns a DATABASE_URL for a fresh, empty database on driver, for tests
+// that go through configuration (the binary's own tests).
+func URL(tb testing.TB, driver string) string {
+	tb.Helper()
+	switch driver {
+	case models.DriverSQLite:
+		return "sqlite:" + filepath.Join(tb.TempDir(), "petstore.db")
+	case models.DriverMySQL:
+		srv := need(tb)
+		name := srv.createDB(tb)
+		u := *srv.base
+		u.Path = "/" + name
+		return u.String()
+	}
+	tb.Fatalf("unknown driver %q", driver)
+	return ""
+}
+
+// Database returns the parsed configuration of a fresh, empty database.
+func Database(tb testing.TB, driver string) config.Database {
+	tb.Helper()
+	db, err := config.ParseDatabaseURL(URL(tb, driver))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db
+}
+
+// need returns the MariaDB server, skipping or failing the test without one.
+func need(tb testing.TB) *mariadb {
+	tb.Helper()
+	serverOnce.Do(func() { server, serverErr = startMariaDB() })
+	if server == nil {
+		if Required() {
+			tb.Fatalf("MariaDB is required (CI=true or PETSTORE_REQUIRE_MARIADB=1) but unavailable: %v", serverErr)
+		}
+		tb.Skipf("MariaDB unavailable, skipping (make test installs it): %v", serverErr)
+	}
+	return server
+}
+
+type mariadb struct {
+	base  *url.URL // mysql://root@127.0.0.1:PORT
+	admin *sql.DB
+	cmd   *exec.Cmd
+	dir   string
+}
+
+func startMariaDB() (*mariadb, error) {
+	if raw := os.Getenv("PETSTORE_TEST_MYSQL_URL"); raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "mysql" {
+			return nil, fmt.Errorf("PETSTORE_TEST_MYSQL_URL %q is not a mysql:// URL", raw)
+		}
+		u.Path = ""
+		return connect(u, nil, "")
+	}
+	mysqld, err := findBinary("mariadbd", "/usr/sbin/mariadbd")
+	if err != nil {
+		return nil, err
+	}
+	installDB, err := findBinary("mariadb-install-db", "/usr/bin/mariadb-install-db")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "petstore-mariadb-")
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*mariadb, error) {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	user := currentUser()
+	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--user="+user,
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		return fail(fmt.Errorf("mariadb-install-db: %v: %s", err, lastLines(out)))
+	}
+	port, err := freePort()
+	if err != nil {
+		return fail(err)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "mariadbd.log"))
+	if err != nil {
+		return fail(err)
+	}
+	cmd := exec.Command(mysqld, "--no-defaults", "--datadir="+data, "--user="+user,
+		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(port), "--socket="+filepath.Join(dir, "mysqld.sock"),
+		"--pid-file="+filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve", "--skip-log-bin",
+		"--innodb-buffer-pool-size=128M", "--max-connections=500",
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The server dies with the test binary even if the binary is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("start mariadbd: %w", err))
+	}
+	u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	srv, err := connect(u, cmd, dir)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
+		return fail(fmt.Errorf("%v; mariadbd log: %s", err, lastLines(log)))
+	}
+	return srv, nil
+}
+
+func connect(base *url.URL, cmd *exec.Cmd, dir string) (*mariadb, error) {
+	pass, _ := base.User.Password()
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/?timeout=2s", base.User.Username(), pass, base.Host)
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err = db.Ping()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			db.Close()
+			return nil, fmt.Errorf("mariadb at %s did not answer: %w", base.Host, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &mariadb{base: base, admin: db, cmd: cmd, dir: dir}, nil
+}
+
+// createDB makes an empty utf8mb4 database, dropped when the test ends.
+func (m *mariadb) createDB(tb testing.TB) string {
+	tb.Helper()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "petstore_test_" + hex.EncodeToString(b[:])
+	if _, err := m.admin.Exec("CREATE DATABASE " + name + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		tb.Fatalf("create database: %v", err)
+	}
+	tb.Cleanup(func() { m.admin.Exec("DROP DATABASE IF EXISTS " + name) })
+	return name
+}
+
+// Restart stops the MariaDB server and starts it again after down, for
+// outage tests. It fails the test when the server is not private.
+func Restart(tb testing.TB, down time.Duration) {
+	tb.Helper()
+	srv := need(tb)
+	if srv.cmd == nil {
+		tb.Fatal("Restart needs the private MariaDB server, not PETSTORE_TEST_MYSQL_URL")
+	}
+	srv.cmd.Process.Signal(syscall.SIGTERM)
+	srv.cmd.Wait()
+	time.Sleep(down)
+	cmd := exec.Command(srv.cmd.Path, srv.cmd.Args[1:]...)
+	cmd.Stdout, cmd.Stderr = srv.cmd.Stdout, srv.cmd.Stderr
+	cmd.SysProcAttr = srv.cmd.SysProcAttr
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("restart mariadbd: %v", err)
+	}
+	srv.cmd = cmd
+	if err := waitPing(srv.admin, 30*time.Second); err != nil {
+		tb.Fatalf("mariadb did not come back: %v", err)
+	}
+}
+
+func waitPing(db *sql.DB, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		err := db.Ping()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (m *mariadb) stop() {
+	m.admin.Close()
+	if m.cmd != nil {
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { m.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			m.cmd.Process.Kill()
+			<-done
+		}
+	}
+	if m.dir != "" {
+		os.RemoveAll(m.dir)
+	}
+}
+
+func findBinary(name, fallback string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat(fallback); err == nil {
+		return fallback, nil
+	}
+	return "", fmt.Errorf("%s not found (install Debian's mariadb-server, or set PETSTORE_TEST_MYSQL_URL)", name)
+}
+
+func currentUser() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return strconv.Itoa(os.Geteuid())
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLines(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 15 {
+		lines = lines[len(lines)-15:]
+	}
+	return strings.Join(lines, "\n")
+}
+

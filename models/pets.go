@@ -1,0 +1,326 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+)
+
+// Status is a pet's availability: one of StatusAvailable, StatusPending, StatusSold.
+type Status string
+
+// The pet statuses, exactly as the API spells them.
+const (
+	StatusAvailable Status = "available"
+	StatusPending   Status = "pending"
+	StatusSold      Status = "sold"
+)
+
+// Statuses lists every status in display order.
+var Statuses = []Status{StatusAvailable, StatusPending, StatusSold}
+
+// DefaultStatus is what a new pet gets when no status is given: staff list
+// new animals as available.
+const DefaultStatus = StatusAvailable
+
+// Limits of pet fields and listings.
+const (
+	MaxNameLength    = 255
+	DefaultPageLimit = 20
+	MaxPageLimit     = 100
+)
+
+// ParseStatus returns the Status spelled s, or false.
+func ParseStatus(s string) (Status, bool) {
+	for _, st := range Statuses {
+		if string(st) == s {
+			return st, true
+		}
+	}
+	return "", false
+}
+
+// Pet is an animal offered by the store.
+type Pet struct {
+	ID         int64
+	Name       string
+	CategoryID int64
+	Status     Status
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// PetInput is a new pet as a client sent it, before validation. The API
+// fills it from JSON and the console from a form; both then call Validate,
+// so the rules live here once.
+type PetInput struct {
+	Name string
+	// CategoryID is the number as written ("42"); "" means not given.
+	CategoryID string
+	// Status is nil when not given (the default applies).
+	Status *string
+	// Invalid holds problems the decoder found before validation, such as a
+	// JSON number where a string belongs, keyed by field name.
+	Invalid []FieldError
+}
+
+// NewPet is a validated new pet, ready to store.
+type NewPet struct {
+	Name       string
+	CategoryID int64
+	Status     Status
+}
+
+// Field names used in FieldError, shared by the API and the console.
+const (
+	FieldName       = "name"
+	FieldCategoryID = "categoryId"
+	FieldStatus     = "status"
+	FieldLimit      = "limit"
+	FieldAfter      = "after"
+	FieldBefore     = "before"
+	FieldPetID      = "petId"
+)
+
+// Validate applies the new-pet rules: the name is trimmed and must then be
+// 1..255 code points without control characters; the category ID is an
+// integer from 1 to 2^63-1; the status, if given, is one of the three values.
+func (in PetInput) Validate() (NewPet, error) {
+	// Fields are checked, and reported, in the order of the NewPet shape;
+	// a field the decoder already found unreadable keeps its message.
+	v := validation{}
+	invalid := func(field string) bool {
+		for _, f := range in.Invalid {
+			if f.Field == field {
+				v.add(f.Field, f.Message)
+				return true
+			}
+		}
+		return false
+	}
+	var out NewPet
+	if !invalid(FieldName) {
+		name, msg := ValidateName(in.Name)
+		if msg != "" {
+			v.add(FieldName, msg)
+		}
+		out.Name = name
+	}
+	if !invalid(FieldCategoryID) {
+		id, msg := parseCategoryID(in.CategoryID)
+		if msg != "" {
+			v.add(FieldCategoryID, msg)
+		}
+		out.CategoryID = id
+	}
+	if !invalid(FieldStatus) {
+		out.Status = DefaultStatus
+		if in.Status != nil {
+			st, ok := ParseStatus(*in.Status)
+			if !ok {
+				v.add(FieldStatus, StatusMessage)
+			}
+			out.Status = st
+		}
+	}
+	if err := v.err(); err != nil {
+		return NewPet{}, err
+	}
+	return out, nil
+}
+
+// StatusMessage is the one message for a status that is not allowed.
+const StatusMessage = "Status must be one of available, pending, sold."
+
+// ValidateName trims a pet name and checks it, returning the name to store
+// and a message when it is not acceptable.
+func ValidateName(raw string) (string, string) {
+	if !utf8.ValidString(raw) {
+		return "", "Name must be valid UTF-8 text."
+	}
+	name := strings.TrimSpace(raw)
+	switch {
+	case name == "":
+		return "", "Name is required."
+	case utf8.RuneCountInString(name) > MaxNameLength:
+		return "", fmt.Sprintf("Name must be at most %d characters.", MaxNameLength)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return "", "Name must not contain control characters."
+	}
+	return name, ""
+}
+
+func parseCategoryID(s string) (int64, string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, "Category ID is required."
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 || s[0] == '+' {
+		return 0, fmt.Sprintf("Category ID must be a whole number from 1 to %d.", int64(math.MaxInt64))
+	}
+	return id, ""
+}
+
+// PetQuery selects one page of pets in id order.
+type PetQuery struct {
+	// Limit is the page size, 1..MaxPageLimit.
+	Limit int
+	// Status filters by status when not "".
+	Status Status
+	// After returns pets with id greater than it (keyset paging forward).
+	After int64
+	// Before returns pets with id less than it, nearest first; only the
+	// console pages backwards. Ignored when 0.
+	Before int64
+	// NameContains filters by a case-insensitive name substring (console).
+	NameContains string
+}
+
+// ParsePetQuery validates list parameters from a query string: limit,
+// status and after. A parameter given empty or more than once is invalid;
+// callers that treat an empty value as "not given" (the console's "All"
+// choice) remove it first. The API and the console both use it.
+func ParsePetQuery(params url.Values) (PetQuery, error) {
+	v := validation{}
+	q := PetQuery{Limit: DefaultPageLimit}
+	get := func(field, msg string) (string, bool) {
+		vals, ok := params[field]
+		switch {
+		case !ok:
+			return "", false
+		case len(vals) != 1 || vals[0] == "":
+			v.add(field, msg)
+			return "", false
+		}
+		return vals[0], true
+	}
+	limitMsg := fmt.Sprintf("Limit must be a whole number from 1 to %d.", MaxPageLimit)
+	if s, ok := get(FieldLimit, limitMsg); ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > MaxPageLimit || s[0] == '+' {
+			v.add(FieldLimit, limitMsg)
+		} else {
+			q.Limit = n
+		}
+	}
+	if s, ok := get(FieldStatus, StatusMessage); ok {
+		st, ok := ParseStatus(s)
+		if !ok {
+			v.add(FieldStatus, StatusMessage)
+		}
+		q.Status = st
+	}
+	afterMsg := "After must be a pet id: a whole number from 0 upwards."
+	if s, ok := get(FieldAfter, afterMsg); ok {
+		id, ok := parseID(s, 0)
+		if !ok {
+			v.add(FieldAfter, afterMsg)
+		}
+		q.After = id
+	}
+	if err := v.err(); err != nil {
+		return PetQuery{}, err
+	}
+	return q, nil
+}
+
+// ParsePetID parses a pet id from a URL: a whole number from 1 to 2^63-1.
+func ParsePetID(s string) (int64, error) {
+	id, ok := parseID(s, 1)
+	if !ok {
+		return 0, &Error{Code: CodeInvalidRequest,
+			Message: fmt.Sprintf("Pet id must be a whole number from 1 to %d.", int64(math.MaxInt64)),
+			Fields:  []FieldError{{FieldPetID, "Must be a whole number from 1 to 9223372036854775807."}}}
+	}
+	return id, nil
+}
+
+func parseID(s string, lowest int64) (int64, bool) {
+	if s == "" || s[0] == '+' {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(s, 10, 64)
+	return id, err == nil && id >= lowest
+}
+
+// CreatePet stores a validated pet and records who added it.
+func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
+	now := s.now()
+	p := Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&p).Error; err != nil {
+			return err
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetCreated, TargetType: TargetPet,
+			TargetID: p.ID, Detail: fmt.Sprintf("name=%q categoryId=%d status=%s", p.Name, p.CategoryID, p.Status)}).Error
+	})
+	if err != nil {
+		return Pet{}, s.dbErr("create pet", err)
+	}
+	return p, nil
+}
+
+// GetPet returns one pet, or an error with CodeNotFound.
+func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
+	var p Pet
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&p).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Pet{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No pet has id %d.", id)}
+	}
+	if err != nil {
+		return Pet{}, s.dbErr("get pet", err)
+	}
+	return p, nil
+}
+
+// ListPets returns one page of pets in id order, and whether more pets
+// follow it. It reads Limit+1 rows to know; it never counts the table, so
+// its cost does not grow with the table.
+func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
+	if q.Limit < 1 || q.Limit > MaxPageLimit {
+		q.Limit = DefaultPageLimit
+	}
+	tx := s.db.WithContext(ctx).Model(&Pet{})
+	if q.Status != "" {
+		tx = tx.Where("status = ?", q.Status)
+	}
+	if q.NameContains != "" {
+		tx = tx.Where("LOWER(name) LIKE ? ESCAPE '!'", "%"+escapeLike(strings.ToLower(q.NameContains))+"%")
+	}
+	backwards := q.Before > 0
+	if backwards {
+		tx = tx.Where("id < ?", q.Before).Order("id DESC")
+	} else {
+		tx = tx.Where("id > ?", q.After).Order("id ASC")
+	}
+	pets := make([]Pet, 0, q.Limit+1)
+	if err := tx.Limit(q.Limit + 1).Find(&pets).Error; err != nil {
+		return nil, false, s.dbErr("list pets", err)
+	}
+	more := len(pets) > q.Limit
+	if more {
+		pets = pets[:q.Limit]
+	}
+	if backwards {
+		for i, j := 0, len(pets)-1; i < j; i, j = i+1, j-1 {
+			pets[i], pets[j] = pets[j], pets[i]
+		}
+	}
+	return pets, more, nil
+}
+
+// escapeLike escapes LIKE wildcards so a search for "50%" means the text.
+func escapeLike(s string) string {
+	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+	return r.Replace(s)
+}

@@ -1,0 +1,245 @@
+// Package models holds petstore's data: the GORM models, the Store that runs
+// every query, the schema migrations, and the domain rules (pet validation,
+// status values, API-key hashing) shared by the JSON API and the console.
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"github.com/go-sql-driver/mysql"
+	gormmysql "gorm.io/driver/mysql"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// The supported drivers, as named by config.
+const (
+	DriverSQLite = "sqlite"
+	DriverMySQL  = "mysql"
+)
+
+// Options says which database to open and how to pool connections to it.
+type Options struct {
+	// Driver is DriverSQLite or DriverMySQL.
+	Driver string
+	// DSN is a SQLite file path, or a go-sql-driver MySQL DSN. Open adds the
+	// settings petstore relies on (utf8mb4, UTC times, busy timeouts).
+	DSN             string
+	MaxOpenConns    int
+	MaxIdleConns    int
+	ConnMaxLifetime time.Duration
+	// ConnectTimeout bounds the wait for a database that is not up yet.
+	ConnectTimeout time.Duration
+	// Logger receives slow-query and driver warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store runs every query of the service. It is safe for concurrent use.
+type Store struct {
+	db     *gorm.DB
+	sqlDB  *sql.DB
+	driver string
+	log    *slog.Logger
+	// now is the clock; tests may replace it.
+	now func() time.Time
+}
+
+// Open connects to the database, waiting with backoff up to
+// o.ConnectTimeout for it to answer. It does not migrate: call Migrate.
+func Open(ctx context.Context, o Options) (*Store, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var (
+		sqlDB     *sql.DB
+		dialector gorm.Dialector
+		err       error
+	)
+	switch o.Driver {
+	case DriverSQLite:
+		sqlDB, err = sql.Open(sqlite.DriverName, sqliteDSN(o.DSN))
+		if err != nil {
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		dialector = sqlite.Dialector{Conn: sqlDB}
+	case DriverMySQL:
+		dsn, err := mysqlDSN(o.DSN)
+		if err != nil {
+			return nil, err
+		}
+		sqlDB, err = sql.Open("mysql", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("open mysql: %w", err)
+		}
+		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
+	default:
+		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
+	}
+	if o.MaxOpenConns > 0 {
+		sqlDB.SetMaxOpenConns(o.MaxOpenConns)
+	}
+	if o.MaxIdleConns > 0 {
+		sqlDB.SetMaxIdleConns(o.MaxIdleConns)
+	}
+	if o.ConnMaxLifetime > 0 {
+		sqlDB.SetConnMaxLifetime(o.ConnMaxLifetime)
+	}
+	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		// Every write is a single statement or an explicit transaction.
+		SkipDefaultTransaction: true,
+		PrepareStmt:            true,
+		Logger: logger.NewSlogLogger(log, logger.Config{
+			SlowThreshold:             500 * time.Millisecond,
+			IgnoreRecordNotFoundError: true,
+			LogLevel:                  logger.Warn,
+		}),
+		NowFunc: func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+// sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent
+// writers wait instead of failing, WAL so readers never block the writer,
+// and immediate transactions so a transaction never fails on lock upgrade.
+func sqliteDSN(path string) string {
+	return path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=foreign_keys(1)&_txlock=immediate"
+}
+
+// mysqlDSN forces the settings the schema and the code rely on: utf8mb4 for
+// any Unicode name, DATETIME scanned as time.Time in UTC, and bounded dials.
+func mysqlDSN(dsn string) (string, error) {
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("invalid mysql DSN: %w", err)
+	}
+	c.ParseTime = true
+	c.Loc = time.UTC
+	c.Collation = "utf8mb4_unicode_ci"
+	if c.Timeout == 0 {
+		c.Timeout = 5 * time.Second
+	}
+	if c.Params == nil {
+		c.Params = map[string]string{}
+	}
+	c.Params["time_zone"] = "'+00:00'"
+	return c.FormatDSN(), nil
+}
+
+// waitForDB pings until the database answers or the timeout passes, backing
+// off from 100 ms to 2 s between tries.
+func waitForDB(ctx context.Context, db *sql.DB, timeout time.Duration, log *slog.Logger) error {
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	delay := 100 * time.Millisecond
+	start := time.Now()
+	for {
+		pingCtx, pingCancel := context.WithTimeout(ctx, 5*time.Second)
+		err := db.PingContext(pingCtx)
+		pingCancel()
+		if err == nil {
+			return nil
+		}
+		if isPermanent(err) {
+			return fmt.Errorf("database refused the connection: %w", err)
+		}
+		log.Warn("database not answering yet, retrying", "error", err, "waited", time.Since(start).Round(time.Millisecond).String())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("database did not answer within %s: %w", timeout, err)
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 2*time.Second)
+	}
+}
+
+// isPermanent reports errors that waiting will not cure: bad credentials, an
+// unknown database, or a SQLite file that cannot be opened.
+func isPermanent(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case 1044, 1045, 1049: // access denied to db, access denied, unknown database
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "unable to open database file") || strings.Contains(msg, "out of memory (14)")
+}
+
+// Driver returns the driver name the store was opened with.
+func (s *Store) Driver() string { return s.driver }
+
+// SetClock replaces the store's clock; tests use it to pin times.
+func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { return now().UTC() } }
+
+// Ping checks that the database answers, for readiness probes.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.sqlDB.PingContext(ctx); err != nil {
+		return &Error{Code: CodeUnavailable, Message: "The database is not answering; try again shortly.", Err: err}
+	}
+	return nil
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error { return s.sqlDB.Close() }
+
+// SQLDB exposes the pool for migrations and pool statistics.
+func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
+
+// dbErr classifies an error from the database: a context deadline or a
+// dropped connection is unavailable (retryable); anything else is internal.
+func (s *Store) dbErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isConnErr(err) {
+		return &Error{Code: CodeUnavailable, Message: "The database is not answering; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
+	}
+	return internal(op, err)
+}
+
+func isConnErr(err error) bool {
+	if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "broken pipe", "connection reset", "bad connection", "i/o timeout", "database is locked"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDuplicate reports a unique-index violation on either engine.
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1062 {
+		return true
+	}
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -1,0 +1,125 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+)
+
+// User is a staff account of the admin console.
+type User struct {
+	ID           int64
+	Username     string
+	PasswordHash string
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// Password rules. bcrypt reads at most 72 bytes, so longer is refused rather
+// than silently cut.
+const (
+	MinPasswordLength = 10
+	maxPasswordBytes  = 72
+	bcryptCost        = 12
+)
+
+var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
+
+// ValidateUsername checks a staff username: 1..64 letters, digits, dots,
+// dashes or underscores, starting with a letter or digit.
+func ValidateUsername(raw string) (string, error) {
+	name := strings.TrimSpace(raw)
+	if !usernamePattern.MatchString(name) {
+		msg := "Username must be 1 to 64 letters, digits, dots, dashes or underscores."
+		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"username", msg}}}
+	}
+	return name, nil
+}
+
+// ValidatePassword checks a new password's length.
+func ValidatePassword(pw string) error {
+	msg := ""
+	switch {
+	case utf8.RuneCountInString(pw) < MinPasswordLength:
+		msg = fmt.Sprintf("Password must be at least %d characters.", MinPasswordLength)
+	case len(pw) > maxPasswordBytes:
+		msg = fmt.Sprintf("Password must be at most %d bytes.", maxPasswordBytes)
+	}
+	if msg != "" {
+		return &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"password", msg}}}
+	}
+	return nil
+}
+
+// CreateUser adds a staff account with a bcrypt-hashed password.
+func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
+	username, err := ValidateUsername(username)
+	if err != nil {
+		return User{}, err
+	}
+	if err := ValidatePassword(password); err != nil {
+		return User{}, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcryptCost)
+	if err != nil {
+		return User{}, internal("hash password", err)
+	}
+	now := s.now()
+	u := User{Username: username, PasswordHash: string(hash), CreatedAt: now, UpdatedAt: now}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&u).Error; err != nil {
+			return err
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionUserCreated, TargetType: TargetUser,
+			TargetID: u.ID, Detail: "username=" + u.Username}).Error
+	})
+	if isDuplicate(err) {
+		msg := fmt.Sprintf("A staff account named %q already exists.", username)
+		return User{}, &Error{Code: CodeConflict, Message: msg, Fields: []FieldError{{"username", msg}}}
+	}
+	if err != nil {
+		return User{}, s.dbErr("create user", err)
+	}
+	return u, nil
+}
+
+// CountUsers returns the number of staff accounts (a small table).
+func (s *Store) CountUsers(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.WithContext(ctx).Model(&User{}).Count(&n).Error; err != nil {
+		return 0, s.dbErr("count users", err)
+	}
+	return n, nil
+}
+
+// CheckPassword returns the user when username and password match, or
+// ErrUnauthorized. A missing user costs the same bcrypt work as a wrong password.
+func (s *Store) CheckPassword(ctx context.Context, username, password string) (User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Where("username = ?", strings.TrimSpace(username)).Take(&u).Error
+	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+		return User{}, s.dbErr("find user", err)
+	}
+	hash := []byte(u.PasswordHash)
+	if u.ID == 0 {
+		hash = dummyHash()
+	}
+	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
+		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
+	}
+	return u, nil
+}
+
+// dummyHash is compared against when a username does not exist.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), bcryptCost)
+	return h
+})
