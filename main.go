@@ -330,7 +330,9 @@ func (c cli) migrate(ctx context.Context, args []string) int {
 func (c cli) userCreate(ctx context.Context, args []string) int {
 	var username string
 	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input (at least 10 characters).", args,
-		func(fs *flag.FlagSet) { fs.StringVar(&username, "username", "", "the new account's username (required)") })
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&username, "username", "", "the new account's username (required)")
+		})
 	if !ok {
 		return code
 	}
@@ -359,7 +361,9 @@ func (c cli) userCreate(ctx context.Context, args []string) int {
 func (c cli) apikeyCreate(ctx context.Context, args []string) int {
 	var name string
 	fs, code, ok := c.flags("apikey create --name NAME", "Issues an API key for a partner and prints it alone on stdout. It is shown only this once.", args,
-		func(fs *flag.FlagSet) { fs.StringVar(&name, "name", "", "who or what the key is for, such as the partner's app (required)") })
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&name, "name", "", "who or what the key is for, such as the partner's app (required)")
+		})
 	if !ok {
 		return code
 	}

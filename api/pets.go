@@ -159,7 +159,9 @@ func decodePetInput(body []byte) (models.PetInput, error) {
 		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must hold exactly one JSON object."}
 	}
 	var in models.PetInput
-	bad := func(field, msg string) { in.Invalid = append(in.Invalid, models.FieldError{Field: field, Message: msg}) }
+	bad := func(field, msg string) {
+		in.Invalid = append(in.Invalid, models.FieldError{Field: field, Message: msg})
+	}
 	if raw, ok := present(fields, models.FieldName); ok {
 		if json.Unmarshal(raw, &in.Name) != nil {
 			bad(models.FieldName, "Name must be a string.")

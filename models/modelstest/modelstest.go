@@ -318,4 +318,3 @@ func lastLines(b []byte) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
