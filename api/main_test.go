@@ -1,0 +1,245 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/gin-gonic/gin"
+
+	"petstore/api"
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+func TestMain(m *testing.M) { modelstest.Main(m) }
+
+// env is one API server over real HTTP on loopback and a real database.
+type env struct {
+	t     *testing.T
+	store *models.Store
+	srv   *httptest.Server
+	key   string
+	clock atomic.Pointer[time.Time]
+}
+
+// response is what a request got back.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func newEnv(t *testing.T, store *models.Store) *env {
+	t.Helper()
+	e := &env{t: t, store: store}
+	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	e.clock.Store(&now)
+	a := api.New(store, api.Options{Now: func() time.Time { return *e.clock.Load() }})
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
+	a.Register(r)
+	r.NoRoute(a.NoRoute)
+	r.NoMethod(a.NoMethod)
+	r.GET("/test/panic", func(*gin.Context) { panic("boom: secret internal detail") })
+	e.srv = httptest.NewServer(r)
+	t.Cleanup(e.srv.Close)
+	_, key, err := store.CreateAPIKey(context.Background(), "test partner", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.key = key
+	return e
+}
+
+// forEach runs fn on a fresh server per driver.
+func forEach(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) { fn(t, newEnv(t, s)) })
+}
+
+func (e *env) authHeader() map[string]string {
+	return map[string]string{"Authorization": "Bearer " + e.key}
+}
+
+// do sends a request and checks the response against the OpenAPI document
+// whenever the request matches one of its operations.
+func (e *env) do(method, path string, headers map[string]string, body string) response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := response{Status: res.StatusCode, Header: res.Header, Body: b}
+	checkAgainstOpenAPI(e.t, req, r)
+	return r
+}
+
+func (e *env) get(path string) response { return e.do("GET", path, e.authHeader(), "") }
+
+func (e *env) post(body string) response {
+	h := e.authHeader()
+	h["Content-Type"] = "application/json"
+	return e.do("POST", "/v1/pets", h, body)
+}
+
+const specHost = "petstore.test"
+
+var (
+	specRouter routers.Router
+	specDoc    *openapi3.T
+)
+
+func init() {
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(api.OpenAPIDocument)
+	if err != nil {
+		panic(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		panic("openapi.json is not a valid OpenAPI document: " + err.Error())
+	}
+	// The document's server is relative (/v1); the router needs an
+	// absolute one, so requests are matched as if sent to specHost.
+	doc.Servers = openapi3.Servers{{URL: "http://" + specHost + "/v1"}}
+	specDoc = doc
+	specRouter, err = legacy.NewRouter(doc)
+	if err != nil {
+		panic(err)
+	}
+}
+
+// checkAgainstOpenAPI validates a real response (status, headers, body)
+// against the document, so the document cannot drift from the code.
+func checkAgainstOpenAPI(t *testing.T, req *http.Request, r response) {
+	t.Helper()
+	matchReq := req.Clone(context.Background())
+	matchReq.URL.Scheme, matchReq.URL.Host = "http", specHost
+	route, params, err := specRouter.FindRoute(matchReq)
+	if err != nil {
+		// Not an operation of the API: 404 and 405 paths, probes. Every
+		// GET /v1/pets, GET /v1/pets/{x} and POST /v1/pets must be one.
+		isOperation := (req.Method == "GET" && strings.HasPrefix(req.URL.Path, "/v1/pets") && strings.Count(req.URL.Path, "/") <= 3) ||
+			(req.Method == "POST" && req.URL.Path == "/v1/pets")
+		if isOperation {
+			t.Errorf("%s %s matches no operation of openapi.json: %v", req.Method, req.URL.Path, err)
+		}
+		return
+	}
+	req = matchReq
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 r.Status,
+		Header:                 r.Header,
+		Body:                   io.NopCloser(bytes.NewReader(r.Body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("%s %s -> %d does not match openapi.json: %v\nbody: %s", req.Method, req.URL.Path, r.Status, err, r.Body)
+	}
+}
+
+// wantError asserts an Error body with the given status and code.
+func wantError(t *testing.T, r response, status int, code models.Code) api.Error {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	var body api.Error
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		t.Fatalf("error body %s: %v", r.Body, err)
+	}
+	if body.Code != code || body.Status != status || body.Message == "" {
+		t.Fatalf("error body = %+v, want code %s status %d and a message", body, code, status)
+	}
+	if status == http.StatusUnauthorized {
+		if got := r.Header.Get("WWW-Authenticate"); got != `Bearer realm="petstore"` {
+			t.Errorf("WWW-Authenticate = %q", got)
+		}
+	}
+	return body
+}
+
+func decodePets(t *testing.T, r response) []api.Pet {
+	t.Helper()
+	if r.Status != http.StatusOK {
+		t.Fatalf("status = %d, body %s", r.Status, r.Body)
+	}
+	var pets []api.Pet
+	if err := json.Unmarshal(r.Body, &pets); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+	return pets
+}
+
+func decodePet(t *testing.T, r response, status int) api.Pet {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	var p api.Pet
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+	return p
+}
+
+// countPets counts stored pets through the store, not the API.
+func (e *env) countPets() int {
+	e.t.Helper()
+	n := 0
+	q := models.PetQuery{Limit: models.MaxPageLimit}
+	for {
+		page, more, err := e.store.ListPets(context.Background(), q)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		n += len(page)
+		if !more {
+			return n
+		}
+		q.After = page[len(page)-1].ID
+	}
+}
+
+func readResponse(t *testing.T, res *http.Response) response {
+	t.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{Status: res.StatusCode, Header: res.Header, Body: b}
+}

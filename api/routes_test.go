@@ -1,0 +1,180 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/gin-gonic/gin"
+
+	"petstore/api"
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+func TestErrorRoutes(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		tests := []struct {
+			name, method, path string
+			auth               bool
+			status             int
+			code               models.Code
+			allow              string
+		}{
+			{"unknown API path", "GET", "/v1/nothing-here", true, 404, models.CodeNotFound, ""},
+			{"orders are not this service", "GET", "/v1/store/orders", true, 404, models.CodeNotFound, ""},
+			{"categories are not this service", "GET", "/v1/categories", true, 404, models.CodeNotFound, ""},
+			{"orders outside /v1", "GET", "/store/orders", false, 404, models.CodeNotFound, ""},
+			{"unknown root path", "GET", "/nope", false, 404, models.CodeNotFound, ""},
+			{"PUT on the collection", "PUT", "/v1/pets", true, 405, models.CodeMethodNotAllowed, "GET, POST"},
+			{"DELETE on the collection", "DELETE", "/v1/pets", true, 405, models.CodeMethodNotAllowed, "GET, POST"},
+			{"DELETE on a pet", "DELETE", "/v1/pets/1", true, 405, models.CodeMethodNotAllowed, "GET"},
+			{"POST on a pet", "POST", "/v1/pets/1", true, 405, models.CodeMethodNotAllowed, "GET"},
+			{"recovered panic", "GET", "/test/panic", false, 500, models.CodeInternal, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				h := map[string]string{}
+				if tt.auth {
+					h = e.authHeader()
+				}
+				r := e.do(tt.method, tt.path, h, "")
+				wantError(t, r, tt.status, tt.code)
+				if got := r.Header.Get("Allow"); got != tt.allow {
+					t.Errorf("Allow = %q, want %q", got, tt.allow)
+				}
+				if bytes.Contains(r.Body, []byte("boom")) || bytes.Contains(r.Body, []byte("goroutine")) || bytes.Contains(r.Body, []byte(".go:")) {
+					t.Errorf("body leaks internals: %s", r.Body)
+				}
+			})
+		}
+	})
+}
+
+func TestAPIHeaders(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		r := e.get("/v1/pets")
+		for k, v := range map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"} {
+			if got := r.Header.Get(k); got != v {
+				t.Errorf("%s = %q, want %q", k, got, v)
+			}
+		}
+	})
+}
+
+func TestOpenAPIDocument(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		r := e.do("GET", "/v1/openapi.json", nil, "") // no credential needed
+		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("status %d, type %q", r.Status, r.Header.Get("Content-Type"))
+		}
+		doc, err := openapi3.NewLoader().LoadFromData(r.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Validate(context.Background()); err != nil {
+			t.Fatalf("served document is invalid: %v", err)
+		}
+		if !strings.HasPrefix(doc.OpenAPI, "3.") || doc.Info.Version != "1.0.0" {
+			t.Errorf("openapi %q version %q", doc.OpenAPI, doc.Info.Version)
+		}
+		ops := map[string]*openapi3.Operation{}
+		for path, item := range doc.Paths.Map() {
+			for method, op := range item.Operations() {
+				ops[method+" "+path] = op
+			}
+		}
+		want := map[string]string{"GET /pets": "listPets", "POST /pets": "createPet", "GET /pets/{petId}": "getPet"}
+		if len(ops) != len(want) {
+			t.Errorf("operations = %v, want exactly %v", keys(ops), want)
+		}
+		for k, id := range want {
+			if ops[k] == nil || ops[k].OperationID != id {
+				t.Errorf("%s: operation %v, want %s", k, ops[k], id)
+			}
+		}
+		if op := ops["GET /pets/{petId}"]; op == nil || !op.Deprecated {
+			t.Error("getPet is not marked deprecated")
+		}
+		if s := doc.Components.SecuritySchemes["bearerAuth"]; s == nil || s.Value.Type != "http" || s.Value.Scheme != "bearer" {
+			t.Error("no http bearer security scheme")
+		}
+		if ops["GET /pets"] != nil && ops["GET /pets"].Responses.Status(200).Value.Headers["Link"] == nil {
+			t.Error("listPets 200 does not document the Link header")
+		}
+	})
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// With a public URL, the document names it as its server and Link headers
+// are absolute.
+func TestPublicURL(t *testing.T) {
+	t.Parallel()
+	s := modelstest.Open(t, models.DriverSQLite)
+	a := api.New(s, api.Options{PublicURL: "https://pets.example.com"})
+	r := gin.New()
+	a.Register(r)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	_, key, _ := s.CreateAPIKey(context.Background(), "k", "test")
+	for range 3 {
+		s.CreatePet(context.Background(), models.NewPet{Name: "x", CategoryID: 1, Status: models.StatusAvailable}, "test")
+	}
+
+	res, err := http.Get(srv.URL + "/v1/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Servers []struct{ URL string } }
+	json.NewDecoder(res.Body).Decode(&doc)
+	res.Body.Close()
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "https://pets.example.com/v1" {
+		t.Errorf("servers = %+v", doc.Servers)
+	}
+
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/pets?limit=2&status=available", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	want := `<https://pets.example.com/v1/pets?after=2&limit=2&status=available>; rel="next"`
+	if got := res.Header.Get("Link"); got != want {
+		t.Errorf("Link = %q, want %q", got, want)
+	}
+}
+
+func TestHealthProbes(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		for path, want := range map[string]string{"/healthz": `{"status":"ok"}`, "/readyz": `{"status":"ready"}`} {
+			r := e.do("GET", path, nil, "")
+			if r.Status != 200 || string(bytes.TrimSpace(r.Body)) != want || r.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("%s: %d %s", path, r.Status, r.Body)
+			}
+		}
+		// With the database gone, readiness fails with the Error body and
+		// liveness still answers.
+		e.store.Close()
+		wantError(t, e.do("GET", "/readyz", nil, ""), http.StatusServiceUnavailable, models.CodeUnavailable)
+		if r := e.do("GET", "/healthz", nil, ""); r.Status != 200 {
+			t.Errorf("healthz with the database gone: %d", r.Status)
+		}
+	})
+}
