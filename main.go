@@ -75,6 +75,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, rest = args[0], args[1:]
 	}
+	if len(args) == 1 && isHelp(args[0]) {
+		cmd = "help"
+	}
 	switch cmd {
 	case "serve":
 		return c.serve(ctx, rest)
@@ -125,7 +128,13 @@ func (c cli) sub(ctx context.Context, name string, args []string, cmds map[strin
 // when the command should stop (after --help or a usage error).
 func (c cli) flags(name, synopsis string, args []string, define func(*flag.FlagSet)) (*flag.FlagSet, int, bool) {
 	fs := flag.NewFlagSet("petstore "+name, flag.ContinueOnError)
+	// Asked-for help goes to stdout (so it can be paged); usage errors to stderr.
 	fs.SetOutput(c.stderr)
+	for _, a := range args {
+		if isHelp(a) {
+			fs.SetOutput(c.stdout)
+		}
+	}
 	if define != nil {
 		define(fs)
 	}
@@ -140,6 +149,10 @@ func (c cli) flags(name, synopsis string, args []string, define func(*flag.FlagS
 		return nil, 2, false
 	}
 	return fs, 0, true
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
 }
 
 // fail prints one line and returns exit code 1. Configuration errors name
@@ -187,23 +200,27 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		return code
 	}
 	log := c.logger()
-	cfg, store, err := c.open(ctx, log)
+	cfg, err := config.Load(c.getenv)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer store.Close()
-
+	// Take the port first: a taken port fails at once, not after migrating.
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
 		return c.fail(fmt.Errorf("LISTEN_ADDR: cannot listen on %s: %w", cfg.ListenAddr, err))
 	}
+	defer ln.Close()
+	_, store, err := c.open(ctx, log)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
 	base := cfg.PublicURL
 	if base == "" {
 		base = localURL(ln.Addr())
 	}
 	boot, err := store.EnsureBootstrap(ctx)
 	if err != nil {
-		ln.Close()
 		return c.fail(fmt.Errorf("create the first staff account: %w", err))
 	}
 	if boot != nil {

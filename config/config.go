@@ -74,8 +74,9 @@ func (e *Error) Error() string { return e.Var + ": " + e.Msg }
 func Load(getenv func(string) string) (Config, error) {
 	cfg := Config{ListenAddr: DefaultListenAddr}
 	if v := strings.TrimSpace(getenv("LISTEN_ADDR")); v != "" {
-		if _, _, err := net.SplitHostPort(v); err != nil {
-			return Config{}, &Error{"LISTEN_ADDR", fmt.Sprintf("%q is not a host:port address (for example :8080 or 127.0.0.1:8080)", v)}
+		_, port, err := net.SplitHostPort(v)
+		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+			return Config{}, &Error{"LISTEN_ADDR", fmt.Sprintf("%q is not a host:port address with a port from 0 to 65535 (for example :8080 or 127.0.0.1:8080)", v)}
 		}
 		cfg.ListenAddr = v
 	}
@@ -182,15 +183,17 @@ func ParseDatabaseURL(raw string) (Database, error) {
 			user = u.User.Username()
 			pass, _ = u.User.Password()
 		}
-		if user == "" {
-			return Database{}, fmt.Errorf("mysql:// URL needs a user, as in mysql://USER:PASS@HOST:3306/DB")
+		if user == "" || strings.Contains(user, ":") {
+			return Database{}, fmt.Errorf("mysql:// URL needs a user without ':', as in mysql://USER:PASS@HOST:3306/DB")
 		}
 		host := net.JoinHostPort(u.Hostname(), port)
 		// go-sql-driver splits USER:PASS@ at the first colon and the last @,
-		// so the password needs no escaping; query values do.
+		// so the password needs no escaping. The query is passed through as
+		// written: the driver unescapes the values it expects escaped, and
+		// re-encoding would break others (charset=utf8mb4,utf8).
 		dsn := user + ":" + pass + "@tcp(" + host + ")/" + name
-		if q := u.Query(); len(q) > 0 {
-			dsn += "?" + q.Encode()
+		if u.RawQuery != "" {
+			dsn += "?" + u.RawQuery
 		}
 		redacted := url.URL{Scheme: "mysql", User: url.User(user), Host: host, Path: "/" + name}
 		return Database{Driver: MySQL, DSN: dsn, Redacted: redacted.String()}, nil

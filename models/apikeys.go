@@ -116,15 +116,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey,
 		return APIKey{}, "", err
 	}
 	for range 3 { // a prefix collision (1 in 2^40 per pair) is retried
-		key := GenerateKey()
-		k := APIKey{Name: name, Prefix: key[:KeyPrefixLen], Hash: HashKey(key), CreatedBy: creator, CreatedAt: s.now()}
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := tx.Create(&k).Error; err != nil {
-				return err
-			}
-			return tx.Create(&AuditEvent{At: k.CreatedAt, Actor: creator, Action: ActionKeyCreated,
-				TargetType: TargetAPIKey, TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
-		})
+		k, key := s.newAPIKey(name, creator)
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return insertAPIKey(tx, &k) })
 		if err == nil {
 			return k, key, nil
 		}
@@ -133,6 +126,21 @@ func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey,
 		}
 	}
 	return APIKey{}, "", s.dbErr("create api key", err)
+}
+
+// newAPIKey returns a new key and its record, not yet stored.
+func (s *Store) newAPIKey(name, creator string) (APIKey, string) {
+	key := GenerateKey()
+	return APIKey{Name: name, Prefix: key[:KeyPrefixLen], Hash: HashKey(key), CreatedBy: creator, CreatedAt: s.now()}, key
+}
+
+// insertAPIKey stores k and its audit event within tx.
+func insertAPIKey(tx *gorm.DB, k *APIKey) error {
+	if err := tx.Create(k).Error; err != nil {
+		return err
+	}
+	return tx.Create(&AuditEvent{At: k.CreatedAt, Actor: k.CreatedBy, Action: ActionKeyCreated,
+		TargetType: TargetAPIKey, TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
 }
 
 // ListAPIKeys returns every key, newest first. Hashes are included but the
@@ -198,12 +206,12 @@ func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	now := s.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
 		// The condition repeats in SQL so that many instances write it once.
-		err := s.db.WithContext(ctx).Model(&APIKey{}).
-			Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", k.ID, now.Add(-lastUsedEvery)).
-			Update("last_used_at", now).Error
-		if err != nil {
-			s.log.Warn("could not note api key use", "key_id", k.ID, "error", err)
-		} else {
+		res := s.db.WithContext(ctx).Model(&APIKey{}).
+			Where("id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", k.ID, now.Add(-lastUsedEvery)).
+			Update("last_used_at", now)
+		if res.Error != nil {
+			s.log.Warn("could not note api key use", "key_id", k.ID, "error", res.Error)
+		} else if res.RowsAffected > 0 {
 			k.LastUsedAt = &now
 		}
 	}

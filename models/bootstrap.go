@@ -2,7 +2,8 @@ package models
 
 import (
 	"context"
-	"errors"
+
+	"gorm.io/gorm"
 )
 
 // FirstUsername is the staff account created on an empty database.
@@ -25,15 +26,23 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 		return nil, err
 	}
 	password := randomString(20)
-	if _, err := s.CreateUser(ctx, FirstUsername, password, "bootstrap"); err != nil {
-		if errors.Is(err, &Error{Code: CodeConflict}) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	_, key, err := s.CreateAPIKey(ctx, "first key", "bootstrap")
+	u, err := s.newUser(FirstUsername, password)
 	if err != nil {
 		return nil, err
+	}
+	k, key := s.newAPIKey("first key", "bootstrap")
+	// One transaction: either both exist and are printed, or neither.
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := insertUser(tx, &u, "bootstrap"); err != nil {
+			return err
+		}
+		return insertAPIKey(tx, &k)
+	})
+	if isDuplicate(err) {
+		return nil, nil // another instance bootstrapped at the same moment
+	}
+	if err != nil {
+		return nil, s.dbErr("bootstrap", err)
 	}
 	return &Bootstrap{Username: FirstUsername, Password: password, APIKey: key}, nil
 }

@@ -100,11 +100,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
 		PrepareStmt:            true,
-		Logger: logger.NewSlogLogger(log, logger.Config{
-			SlowThreshold:             500 * time.Millisecond,
-			IgnoreRecordNotFoundError: true,
-			LogLevel:                  logger.Warn,
-		}),
+		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
+			SlowThreshold:        500 * time.Millisecond,
+			LogLevel:             logger.Warn,
+			ParameterizedQueries: true, // never log values: they include password and key hashes
+		})},
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
@@ -162,7 +162,7 @@ func waitForDB(ctx context.Context, db *sql.DB, timeout time.Duration, log *slog
 		if isPermanent(err) {
 			return fmt.Errorf("database refused the connection: %w", err)
 		}
-		log.Warn("database not answering yet, retrying", "error", err, "waited", time.Since(start).Round(time.Millisecond).String())
+		log.Info("database not answering yet, retrying", "error", err, "waited", time.Since(start).Round(time.Millisecond).String())
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("database did not answer within %s: %w", timeout, err)
@@ -184,6 +184,21 @@ func isPermanent(err error) bool {
 	}
 	msg := err.Error()
 	return strings.Contains(msg, "unable to open database file") || strings.Contains(msg, "out of memory (14)")
+}
+
+// slowQueriesOnly keeps GORM's slow-query warnings but drops its log of
+// failed statements: the Store classifies every error (a duplicate key is
+// often expected), and the callers log the ones that are server errors.
+type slowQueriesOnly struct{ logger.Interface }
+
+func (l slowQueriesOnly) LogMode(level logger.LogLevel) logger.Interface {
+	return slowQueriesOnly{l.Interface.LogMode(level)}
+}
+
+func (l slowQueriesOnly) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	if err == nil {
+		l.Interface.Trace(ctx, begin, fc, err)
+	}
 }
 
 // Driver returns the driver name the store was opened with.

@@ -33,10 +33,13 @@ const (
 
 var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
 
-// ValidateUsername checks a staff username: 1..64 letters, digits, dots,
-// dashes or underscores, starting with a letter or digit.
+// ValidateUsername checks a staff username, 1..64 letters, digits, dots,
+// dashes or underscores starting with a letter or digit, and returns it in
+// lower case.
 func ValidateUsername(raw string) (string, error) {
-	name := strings.TrimSpace(raw)
+	// Usernames are stored in lower case so that both engines treat "Alice"
+	// and "alice" as one account (MySQL's collation would, SQLite's not).
+	name := strings.ToLower(strings.TrimSpace(raw))
 	if !usernamePattern.MatchString(name) {
 		msg := "Username must be 1 to 64 letters, digits, dots, dashes or underscores."
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"username", msg}}}
@@ -61,6 +64,19 @@ func ValidatePassword(pw string) error {
 
 // CreateUser adds a staff account with a bcrypt-hashed password.
 func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
+	u, err := s.newUser(username, password)
+	if err != nil {
+		return User{}, err
+	}
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return insertUser(tx, &u, actor) })
+	if err != nil {
+		return User{}, s.userErr(u.Username, err)
+	}
+	return u, nil
+}
+
+// newUser validates a new account and hashes its password.
+func (s *Store) newUser(username, password string) (User, error) {
 	username, err := ValidateUsername(username)
 	if err != nil {
 		return User{}, err
@@ -73,22 +89,24 @@ func (s *Store) CreateUser(ctx context.Context, username, password, actor string
 		return User{}, internal("hash password", err)
 	}
 	now := s.now()
-	u := User{Username: username, PasswordHash: string(hash), CreatedAt: now, UpdatedAt: now}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&u).Error; err != nil {
-			return err
-		}
-		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionUserCreated, TargetType: TargetUser,
-			TargetID: u.ID, Detail: "username=" + u.Username}).Error
-	})
+	return User{Username: username, PasswordHash: string(hash), CreatedAt: now, UpdatedAt: now}, nil
+}
+
+// insertUser stores u and its audit event within tx.
+func insertUser(tx *gorm.DB, u *User, actor string) error {
+	if err := tx.Create(u).Error; err != nil {
+		return err
+	}
+	return tx.Create(&AuditEvent{At: u.CreatedAt, Actor: actor, Action: ActionUserCreated, TargetType: TargetUser,
+		TargetID: u.ID, Detail: "username=" + u.Username}).Error
+}
+
+func (s *Store) userErr(username string, err error) error {
 	if isDuplicate(err) {
 		msg := fmt.Sprintf("A staff account named %q already exists.", username)
-		return User{}, &Error{Code: CodeConflict, Message: msg, Fields: []FieldError{{"username", msg}}}
+		return &Error{Code: CodeConflict, Message: msg, Fields: []FieldError{{"username", msg}}}
 	}
-	if err != nil {
-		return User{}, s.dbErr("create user", err)
-	}
-	return u, nil
+	return s.dbErr("create user", err)
 }
 
 // CountUsers returns the number of staff accounts (a small table).
@@ -104,7 +122,7 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 // ErrUnauthorized. A missing user costs the same bcrypt work as a wrong password.
 func (s *Store) CheckPassword(ctx context.Context, username, password string) (User, error) {
 	var u User
-	err := s.db.WithContext(ctx).Where("username = ?", strings.TrimSpace(username)).Take(&u).Error
+	err := s.db.WithContext(ctx).Where("username = ?", strings.ToLower(strings.TrimSpace(username))).Take(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 		return User{}, s.dbErr("find user", err)
 	}

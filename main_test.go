@@ -1,0 +1,712 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"petstore/config"
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+func TestMain(m *testing.M) { modelstest.Main(m) }
+
+// keyPattern is the shape of an API key as printed: pst_, an 8-character
+// lookup id, _, a 32-character secret.
+var keyPattern = regexp.MustCompile(`^pst_[a-z2-7]{8}_[a-z2-7]{32}$`)
+
+// result is what one run of the program left behind.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// env turns a map into the getenv the program is given; the process
+// environment is never read.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// runCLI runs the program once, synchronously, with args, stdin and the
+// environment vars.
+func runCLI(tb testing.TB, vars map[string]string, stdin string, args ...string) result {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr, env(vars))
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
+}
+
+// wantCode fails the test when r did not exit with code.
+func wantCode(tb testing.TB, r result, code int) {
+	tb.Helper()
+	if r.code != code {
+		tb.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// wantOneLine fails the test unless s is exactly one newline-terminated line.
+func wantOneLine(tb testing.TB, what, s string) string {
+	tb.Helper()
+	if !strings.HasSuffix(s, "\n") || strings.Count(s, "\n") != 1 {
+		tb.Fatalf("%s is not exactly one line:\n%s", what, s)
+	}
+	return strings.TrimSuffix(s, "\n")
+}
+
+// forEachDriver runs fn as a parallel subtest per database driver, each with
+// the DATABASE_URL of a fresh, empty database.
+func forEachDriver(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	t.Helper()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			fn(t, modelstest.URL(t, driver))
+		})
+	}
+}
+
+// openStore opens the database behind databaseURL directly, to check what a
+// command did.
+func openStore(tb testing.TB, databaseURL string) *models.Store {
+	tb.Helper()
+	db, err := config.ParseDatabaseURL(databaseURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := models.Open(context.Background(), models.Options{Driver: string(db.Driver), DSN: db.DSN, ConnectTimeout: 20 * time.Second})
+	if err != nil {
+		tb.Fatalf("open %s: %v", db.Redacted, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string // fragments of stdout
+		wantOutput []string // fragments of stdout or stderr (flag usage goes to stderr)
+		wantStderr []string // fragments of stderr
+	}{
+		{name: "version", args: []string{"version"}, wantStdout: []string{"petstore "}},
+		{name: "help", args: []string{"help"}, wantStdout: []string{"Usage:", "petstore migrate", "petstore apikey revoke ID", "DATABASE_URL"}},
+		{name: "--help", args: []string{"--help"}, wantStdout: []string{"Usage:", "petstore apikey create --name NAME", "DATABASE_URL"}},
+		{name: "-h", args: []string{"-h"}, wantStdout: []string{"Usage:", "petstore user create"}},
+		{name: "serve --help", args: []string{"serve", "--help"}, wantOutput: []string{"Usage: petstore serve"}},
+		{name: "migrate --help", args: []string{"migrate", "--help"}, wantOutput: []string{"Usage: petstore migrate"}},
+		{name: "user --help", args: []string{"user", "--help"}, wantOutput: []string{"Usage: petstore user", "create"}},
+		{name: "user create --help", args: []string{"user", "create", "--help"}, wantOutput: []string{"Usage: petstore user create --username NAME", "-username", "standard input"}},
+		{name: "apikey --help", args: []string{"apikey", "--help"}, wantOutput: []string{"Usage: petstore apikey", "create", "list", "revoke"}},
+		{name: "apikey create --help", args: []string{"apikey", "create", "--help"}, wantOutput: []string{"Usage: petstore apikey create --name NAME", "-name"}},
+		{name: "apikey list --help", args: []string{"apikey", "list", "--help"}, wantOutput: []string{"Usage: petstore apikey list"}},
+		{name: "apikey revoke --help", args: []string{"apikey", "revoke", "--help"}, wantOutput: []string{"Usage: petstore apikey revoke ID"}},
+
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantStderr: []string{`unknown command "frobnicate"`, "Usage:"}},
+		{name: "apikey without subcommand", args: []string{"apikey"}, wantCode: 2, wantStderr: []string{"Usage: petstore apikey"}},
+		{name: "user without subcommand", args: []string{"user"}, wantCode: 2, wantStderr: []string{"Usage: petstore user"}},
+		{name: "apikey unknown subcommand", args: []string{"apikey", "delete"}, wantCode: 2, wantStderr: []string{`unknown command "delete"`}},
+		{name: "unknown flag", args: []string{"migrate", "--bogus"}, wantCode: 2, wantStderr: []string{"-bogus"}},
+		{name: "apikey create without --name", args: []string{"apikey", "create"}, wantCode: 2, wantStderr: []string{"Usage: petstore apikey create"}},
+		{name: "apikey create with empty --name", args: []string{"apikey", "create", "--name", ""}, wantCode: 2, wantStderr: []string{"Usage: petstore apikey create"}},
+		{name: "user create without --username", args: []string{"user", "create"}, wantCode: 2, wantStderr: []string{"Usage: petstore user create"}},
+		{name: "apikey revoke without id", args: []string{"apikey", "revoke"}, wantCode: 2, wantStderr: []string{"Usage: petstore apikey revoke ID"}},
+		{name: "apikey revoke non-numeric id", args: []string{"apikey", "revoke", "abc"}, wantCode: 2, wantStderr: []string{`"abc" is not an API key id`}},
+		{name: "apikey revoke zero id", args: []string{"apikey", "revoke", "0"}, wantCode: 2, wantStderr: []string{`"0" is not an API key id`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// None of these may touch the database: the file must not appear.
+			dbPath := filepath.Join(t.TempDir(), "petstore.db")
+			r := runCLI(t, map[string]string{"DATABASE_URL": "sqlite:" + dbPath}, "", tt.args...)
+			wantCode(t, r, tt.wantCode)
+			for _, f := range tt.wantStdout {
+				if !strings.Contains(r.stdout, f) {
+					t.Errorf("stdout lacks %q:\n%s", f, r.stdout)
+				}
+			}
+			for _, f := range tt.wantOutput {
+				if !strings.Contains(r.stdout+r.stderr, f) {
+					t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", f, r.stdout, r.stderr)
+				}
+			}
+			for _, f := range tt.wantStderr {
+				if !strings.Contains(r.stderr, f) {
+					t.Errorf("stderr lacks %q:\n%s", f, r.stderr)
+				}
+			}
+			if tt.wantCode != 0 && r.stdout != "" {
+				t.Errorf("a usage error printed on stdout:\n%s", r.stdout)
+			}
+			if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the database file was created (stat: %v)", err)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, nil, "", "version")
+	wantCode(t, r, 0)
+	line := wantOneLine(t, "stdout", r.stdout)
+	if !regexp.MustCompile(`^petstore \S+ \(go[^)]+\)$`).MatchString(line) {
+		t.Errorf("version line %q, want petstore VERSION (GO VERSION)", line)
+	}
+	if r.stderr != "" {
+		t.Errorf("stderr not empty: %s", r.stderr)
+	}
+}
+
+func TestBadConfiguration(t *testing.T) {
+	t.Parallel()
+	// Every command that loads the configuration refuses it the same way.
+	commands := []struct {
+		name  string
+		args  []string
+		stdin string
+	}{
+		{"default", nil, ""},
+		{"serve", []string{"serve"}, ""},
+		{"migrate", []string{"migrate"}, ""},
+		{"user create", []string{"user", "create", "--username", "bob"}, "a long password\n"},
+		{"apikey create", []string{"apikey", "create", "--name", "partner"}, ""},
+		{"apikey list", []string{"apikey", "list"}, ""},
+		{"apikey revoke", []string{"apikey", "revoke", "1"}, ""},
+	}
+	tests := []struct {
+		name    string
+		vars    map[string]string // DATABASE_URL defaults to a fresh SQLite file
+		wantVar string
+		secret  string // must not be printed
+		// retries: the database is waited for, and each failed try is
+		// logged before the final line.
+		retries bool
+	}{
+		{name: "unknown database scheme", vars: map[string]string{"DATABASE_URL": "postgres://x"}, wantVar: "DATABASE_URL"},
+		{name: "listen address", vars: map[string]string{"LISTEN_ADDR": "nonsense"}, wantVar: "LISTEN_ADDR"},
+		{name: "public URL scheme", vars: map[string]string{"PETSTORE_PUBLIC_URL": "ftp://x"}, wantVar: "PETSTORE_PUBLIC_URL"},
+		{name: "connect timeout", vars: map[string]string{"DATABASE_CONNECT_TIMEOUT": "soon"}, wantVar: "DATABASE_CONNECT_TIMEOUT"},
+		{name: "pool size", vars: map[string]string{"DATABASE_MAX_OPEN_CONNS": "0"}, wantVar: "DATABASE_MAX_OPEN_CONNS"},
+		{name: "trusted proxies", vars: map[string]string{"TRUSTED_PROXIES": "10.0.0.0/99"}, wantVar: "TRUSTED_PROXIES"},
+		{name: "mysql URL without database", vars: map[string]string{"DATABASE_URL": "mysql://u:Hunter2secret@127.0.0.1:1/"}, wantVar: "DATABASE_URL", secret: "Hunter2secret"},
+		{
+			name:    "unreachable mysql",
+			vars:    map[string]string{"DATABASE_URL": "mysql://u:p@127.0.0.1:1/db", "DATABASE_CONNECT_TIMEOUT": "1s"},
+			wantVar: "DATABASE_URL", secret: ":p@", retries: true,
+		},
+		{
+			name:    "unreachable mysql with a long password",
+			vars:    map[string]string{"DATABASE_URL": "mysql://u:Hunter2secret@127.0.0.1:1/db", "DATABASE_CONNECT_TIMEOUT": "1s"},
+			wantVar: "DATABASE_URL", secret: "Hunter2secret", retries: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, cmd := range commands {
+				t.Run(cmd.name, func(t *testing.T) {
+					t.Parallel()
+					vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db"), "LISTEN_ADDR": "127.0.0.1:0"}
+					for k, v := range tt.vars {
+						vars[k] = v
+					}
+					r := runCLI(t, vars, cmd.stdin, cmd.args...)
+					wantCode(t, r, 1)
+					stderr := r.stderr
+					if tt.retries {
+						// DESIGN.md asks for one line; waitForDB also logs every
+						// failed try at WARN through the command's logger.
+						stderr = retryWarning.ReplaceAllString(stderr, "")
+					}
+					line := wantOneLine(t, "stderr", stderr)
+					if !strings.HasPrefix(line, "petstore: "+tt.wantVar+": ") {
+						t.Errorf("stderr %q does not start with petstore: %s: ", line, tt.wantVar)
+					}
+					if tt.secret != "" && strings.Contains(r.stdout+r.stderr, tt.secret) {
+						t.Errorf("the password was printed:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+					}
+					if r.stdout != "" {
+						t.Errorf("stdout not empty:\n%s", r.stdout)
+					}
+				})
+			}
+		})
+	}
+}
+
+// retryWarning is the log line of one failed try to reach the database.
+var retryWarning = regexp.MustCompile(`(?m)^time=\S+ level=(?:INFO|WARN) msg="database not answering yet, retrying" .*\n`)
+
+var schemaVersion = regexp.MustCompile(`: schema at version (\d+)$`)
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL}
+		var versions []int
+		for i := range 2 { // the second run finds nothing to do
+			r := runCLI(t, vars, "", "migrate")
+			wantCode(t, r, 0)
+			m := schemaVersion.FindStringSubmatch(wantOneLine(t, "stdout", r.stdout))
+			if m == nil {
+				t.Fatalf("run %d: stdout %q does not give the schema version", i+1, r.stdout)
+			}
+			v, _ := strconv.Atoi(m[1])
+			if v < 1 {
+				t.Errorf("run %d: schema version %d, want at least 1", i+1, v)
+			}
+			versions = append(versions, v)
+		}
+		if versions[0] != versions[1] {
+			t.Errorf("schema version %d after the first run, %d after the second", versions[0], versions[1])
+		}
+	})
+}
+
+// apiKeyRow is one row of apikey list.
+type apiKeyRow struct {
+	id                           string
+	name, prefix, createdBy      string
+	created, lastUsed, revokedAt string
+}
+
+// listKeys runs apikey list and parses its table; names must be one word.
+func listKeys(tb testing.TB, vars map[string]string, secrets ...string) map[string]apiKeyRow {
+	tb.Helper()
+	r := runCLI(tb, vars, "", "apikey", "list")
+	wantCode(tb, r, 0)
+	for _, s := range secrets {
+		if strings.Contains(r.stdout+r.stderr, s) {
+			tb.Fatalf("apikey list shows a key or its secret %q:\n%s", s, r.stdout)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME PREFIX CREATED BY CREATED LAST USED REVOKED" {
+		tb.Fatalf("apikey list header %q", lines[0])
+	}
+	rows := map[string]apiKeyRow{}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) != 7 {
+			tb.Fatalf("apikey list row %q has %d columns, want 7", l, len(f))
+		}
+		rows[f[1]] = apiKeyRow{id: f[0], name: f[1], prefix: f[2], createdBy: f[3], created: f[4], lastUsed: f[5], revokedAt: f[6]}
+	}
+	return rows
+}
+
+// createKey runs apikey create and returns the key it printed.
+func createKey(tb testing.TB, vars map[string]string, name string) string {
+	tb.Helper()
+	r := runCLI(tb, vars, "", "apikey", "create", "--name", name)
+	wantCode(tb, r, 0)
+	key := wantOneLine(tb, "apikey create stdout", r.stdout)
+	if !keyPattern.MatchString(key) {
+		tb.Fatalf("apikey create printed %q, want the key alone (pst_...)", key)
+	}
+	if r.stderr != "" {
+		tb.Errorf("apikey create wrote on stderr:\n%s", r.stderr)
+	}
+	return key
+}
+
+func TestAPIKeyCommands(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL}
+		ctx := context.Background()
+
+		partner := createKey(t, vars, "partner")
+		other := createKey(t, vars, "other")
+		if partner == other {
+			t.Fatal("two keys are the same")
+		}
+		store := openStore(t, databaseURL)
+		if _, err := store.Authenticate(ctx, partner); err != nil {
+			t.Fatalf("the printed key does not authenticate: %v", err)
+		}
+
+		secrets := []string{partner, partner[len(partner)-32:], other, other[len(other)-32:]}
+		rows := listKeys(t, vars, secrets...)
+		if len(rows) != 2 {
+			t.Fatalf("apikey list has %d keys, want 2: %v", len(rows), rows)
+		}
+		p := rows["partner"]
+		if p.prefix != partner[:models.KeyPrefixLen] {
+			t.Errorf("partner's prefix is %q, want %q", p.prefix, partner[:models.KeyPrefixLen])
+		}
+		if p.createdBy != "cli" || p.revokedAt != "-" || p.lastUsed == "" {
+			t.Errorf("partner's row before revocation: %+v", p)
+		}
+		if _, err := time.Parse(time.RFC3339, p.created); err != nil {
+			t.Errorf("partner's created time %q: %v", p.created, err)
+		}
+
+		r := runCLI(t, vars, "", "apikey", "revoke", p.id)
+		wantCode(t, r, 0)
+		if line := wantOneLine(t, "stdout", r.stdout); !strings.Contains(line, "partner") || !strings.Contains(line, p.prefix) {
+			t.Errorf("revoke printed %q, want the key's name and prefix", line)
+		}
+		rows = listKeys(t, vars, secrets...)
+		revokedAt, err := time.Parse(time.RFC3339, rows["partner"].revokedAt)
+		if err != nil {
+			t.Fatalf("partner's revoked time %q after revocation: %v", rows["partner"].revokedAt, err)
+		}
+		if d := time.Since(revokedAt); d < -time.Minute || d > 5*time.Minute {
+			t.Errorf("partner revoked at %v, not about now", revokedAt)
+		}
+		if rows["other"].revokedAt != "-" {
+			t.Errorf("revoking partner revoked other too: %+v", rows["other"])
+		}
+		if _, err := store.Authenticate(ctx, partner); !errors.Is(err, models.ErrUnauthorized) {
+			t.Errorf("a revoked key authenticates: %v", err)
+		}
+		if _, err := store.Authenticate(ctx, other); err != nil {
+			t.Errorf("the other key stopped working: %v", err)
+		}
+
+		t.Run("revoke again keeps the first time", func(t *testing.T) {
+			r := runCLI(t, vars, "", "apikey", "revoke", p.id)
+			wantCode(t, r, 0)
+			if got := listKeys(t, vars, secrets...)["partner"].revokedAt; got != rows["partner"].revokedAt {
+				t.Errorf("revoked time changed from %s to %s", rows["partner"].revokedAt, got)
+			}
+		})
+		t.Run("revoke unknown id", func(t *testing.T) {
+			r := runCLI(t, vars, "", "apikey", "revoke", "999999")
+			wantCode(t, r, 1)
+			line := wantOneLine(t, "stderr", r.stderr)
+			if !strings.Contains(line, "No API key has id 999999") {
+				t.Errorf("stderr %q, want a message naming the id", line)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty: %s", r.stdout)
+			}
+		})
+		t.Run("create without name", func(t *testing.T) {
+			r := runCLI(t, vars, "", "apikey", "create")
+			wantCode(t, r, 2)
+			if got := len(listKeys(t, vars)); got != 2 {
+				t.Errorf("%d keys after a refused create, want 2", got)
+			}
+		})
+		t.Run("create with a blank name", func(t *testing.T) {
+			r := runCLI(t, vars, "", "apikey", "create", "--name", "   ")
+			wantCode(t, r, 1)
+			if line := wantOneLine(t, "stderr", r.stderr); !strings.Contains(line, "Name is required") {
+				t.Errorf("stderr %q, want the validation message", line)
+			}
+		})
+	})
+}
+
+func TestUserCreate(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL}
+		// The steps share one database and run in order.
+		steps := []struct {
+			name       string
+			username   string
+			stdin      string
+			wantCode   int
+			wantStdout string
+			wantStderr string
+		}{
+			{name: "created", username: "alice", stdin: "a long password\n", wantStdout: "created staff account alice"},
+			{name: "only the first line is the password", username: "bob", stdin: "another password\r\nignored\n", wantStdout: "created staff account bob"},
+			{name: "no final newline", username: "carol", stdin: "carol's password", wantStdout: "created staff account carol"},
+			{name: "password too short", username: "dave", stdin: "short\n", wantCode: 1, wantStderr: "at least 10 characters"},
+			{name: "duplicate", username: "alice", stdin: "a long password\n", wantCode: 1, wantStderr: `"alice" already exists`},
+			{name: "empty stdin", username: "erin", stdin: "", wantCode: 1, wantStderr: "no password on standard input"},
+			{name: "bad username", username: "no spaces", stdin: "a long password\n", wantCode: 1, wantStderr: "Username must be"},
+		}
+		for _, st := range steps {
+			t.Run(st.name, func(t *testing.T) {
+				r := runCLI(t, vars, st.stdin, "user", "create", "--username", st.username)
+				wantCode(t, r, st.wantCode)
+				if st.wantStdout != "" {
+					if line := wantOneLine(t, "stdout", r.stdout); !strings.Contains(line, st.wantStdout) {
+						t.Errorf("stdout %q lacks %q", line, st.wantStdout)
+					}
+					if r.stderr != "" {
+						t.Errorf("stderr not empty:\n%s", r.stderr)
+					}
+				}
+				if st.wantStderr != "" {
+					// The message is the last line (the duplicate also logs the
+					// failed INSERT before it).
+					if line := lastLine(r.stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, st.wantStderr) {
+						t.Errorf("last line of stderr %q lacks %q", line, st.wantStderr)
+					}
+					if r.stdout != "" {
+						t.Errorf("stdout not empty:\n%s", r.stdout)
+					}
+				}
+			})
+		}
+
+		store := openStore(t, databaseURL)
+		for user, password := range map[string]string{"alice": "a long password", "bob": "another password", "carol": "carol's password"} {
+			if _, err := store.CheckPassword(context.Background(), user, password); err != nil {
+				t.Errorf("%s cannot sign in with %q: %v", user, password, err)
+			}
+		}
+		if n, err := store.CountUsers(context.Background()); err != nil || n != 3 {
+			t.Errorf("%d staff accounts (err %v), want 3", n, err)
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the server's goroutines
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// server is one `petstore serve` running in the test process.
+type server struct {
+	addr           string // host:port it listens on
+	stdout, stderr *syncBuffer
+	cancel         context.CancelFunc
+	done           chan int
+}
+
+var listeningPattern = regexp.MustCompile(`msg="petstore listening" addr=(\S+)`)
+
+// startServer runs serve in a goroutine and waits for its listening log
+// line. It is stopped when the test ends if the test has not stopped it.
+func startServer(tb testing.TB, vars map[string]string) *server {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() { s.done <- run(ctx, []string{"serve"}, strings.NewReader(""), s.stdout, s.stderr, env(vars)) }()
+	tb.Cleanup(func() {
+		cancel()
+		select {
+		case <-s.done:
+		case <-time.After(20 * time.Second):
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if m := listeningPattern.FindStringSubmatch(s.stderr.String()); m != nil {
+			s.addr = m[1]
+			return s
+		}
+		select {
+		case code := <-s.done:
+			tb.Fatalf("serve exited with %d before listening\nstdout:\n%s\nstderr:\n%s", code, s.stdout, s.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("serve did not log its address in time\nstderr:\n%s", s.stderr)
+		}
+	}
+}
+
+// stop cancels the server's context, as SIGTERM does, and returns its exit
+// code.
+func (s *server) stop(tb testing.TB) int {
+	tb.Helper()
+	s.cancel()
+	select {
+	case code := <-s.done:
+		s.done <- code // for Cleanup
+		return code
+	case <-time.After(5 * time.Second):
+		tb.Fatalf("serve did not return within 5s of cancellation\nstderr:\n%s", s.stderr)
+		return -1
+	}
+}
+
+// get performs one GET and returns the status and body.
+func get(tb testing.TB, url string, header http.Header) (int, string) {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: read body: %v", url, err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+var (
+	bootstrapAccount = regexp.MustCompile(`(?m)^\s+Staff account:\s+(\S+) / (\S+)$`)
+	bootstrapKey     = regexp.MustCompile(`(?m)^\s+API key:\s+(\S+)$`)
+	bootstrapCurl    = regexp.MustCompile(`(?m)^\s+curl -H 'Authorization: Bearer (\S+)' (\S+)$`)
+)
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0"}
+
+		first := startServer(t, vars)
+		out := first.stdout.String()
+		if n := strings.Count(out, "First start"); n != 1 {
+			t.Fatalf("the bootstrap block appears %d times, want once:\n%s", n, out)
+		}
+		acct := bootstrapAccount.FindStringSubmatch(out)
+		key := bootstrapKey.FindStringSubmatch(out)
+		curl := bootstrapCurl.FindStringSubmatch(out)
+		if acct == nil || key == nil || curl == nil {
+			t.Fatalf("the bootstrap block lacks the account, the key or the curl line:\n%s", out)
+		}
+		if acct[1] != "admin" || len(acct[2]) < models.MinPasswordLength {
+			t.Errorf("bootstrap account %q / %q, want admin and a password of at least %d characters", acct[1], acct[2], models.MinPasswordLength)
+		}
+		if !keyPattern.MatchString(key[1]) || curl[1] != key[1] {
+			t.Errorf("bootstrap key %q, curl uses %q; want the same pst_ key", key[1], curl[1])
+		}
+		if want := "http://" + first.addr + "/v1/pets"; curl[2] != want {
+			t.Errorf("curl URL %q, want %q", curl[2], want)
+		}
+
+		// Exactly the printed curl request.
+		status, body := get(t, curl[2], http.Header{"Authorization": {"Bearer " + curl[1]}})
+		if status != http.StatusOK || strings.TrimSpace(body) != "[]" {
+			t.Errorf("the printed curl request: %d %s, want 200 []", status, body)
+		}
+		for _, path := range []string{"/healthz", "/readyz"} {
+			if status, body := get(t, "http://"+first.addr+path, nil); status != http.StatusOK {
+				t.Errorf("GET %s: %d %s, want 200", path, status, body)
+			}
+		}
+		if status, _ := get(t, curl[2], nil); status != http.StatusUnauthorized {
+			t.Errorf("GET /v1/pets without a key: %d, want 401", status)
+		}
+		if code := first.stop(t); code != 0 {
+			t.Errorf("serve returned %d after cancellation, want 0\nstderr:\n%s", code, first.stderr)
+		}
+
+		store := openStore(t, databaseURL)
+		if _, err := store.CheckPassword(context.Background(), acct[1], acct[2]); err != nil {
+			t.Errorf("the printed staff account cannot sign in: %v", err)
+		}
+
+		second := startServer(t, vars)
+		if out := second.stdout.String(); out != "" {
+			t.Errorf("the second start printed on stdout (no bootstrap expected):\n%s", out)
+		}
+		if status, body := get(t, "http://"+second.addr+"/v1/pets", http.Header{"Authorization": {"Bearer " + curl[1]}}); status != http.StatusOK {
+			t.Errorf("the first key on the second start: %d %s, want 200", status, body)
+		}
+		if code := second.stop(t); code != 0 {
+			t.Errorf("the second serve returned %d after cancellation, want 0", code)
+		}
+		if n, err := store.CountUsers(context.Background()); err != nil || n != 1 {
+			t.Errorf("%d staff accounts after two starts (err %v), want 1", n, err)
+		}
+	})
+}
+
+func TestServeListenAddressTaken(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		r := runCLI(t, map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": ln.Addr().String()}, "", "serve")
+		wantCode(t, r, 1)
+		// The log may come first; the error is the last line.
+		last := lastLine(r.stderr)
+		if !strings.HasPrefix(last, "petstore: LISTEN_ADDR: ") || !strings.Contains(last, ln.Addr().String()) {
+			t.Errorf("last line of stderr %q, want petstore: LISTEN_ADDR: naming %s", last, ln.Addr())
+		}
+		if r.stdout != "" {
+			t.Errorf("stdout not empty (no bootstrap before listening):\n%s", r.stdout)
+		}
+	})
+}
+
+// TestPureGoBuild builds the binary with cgo disabled, as the release does,
+// and runs it: the SQLite driver must be pure Go.
+func TestPureGoBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped in -short mode")
+	}
+	t.Parallel()
+	// go test puts GOROOT/bin first on the PATH of the tests it runs.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not on PATH: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "petstore")
+	build := exec.Command(goBin, "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build: %v\n%s", err, out)
+	}
+
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatalf("petstore version: %v", err)
+	}
+	if !strings.HasPrefix(string(out), "petstore ") {
+		t.Errorf("petstore version printed %q", out)
+	}
+
+	// Opening SQLite proves the driver works without cgo.
+	migrate := exec.Command(bin, "migrate")
+	migrate.Env = append(os.Environ(), "DATABASE_URL=sqlite:"+filepath.Join(dir, "petstore.db"), "PETSTORE_PUBLIC_URL=", "LISTEN_ADDR=")
+	var stderr bytes.Buffer
+	migrate.Stderr = &stderr
+	out, err = migrate.Output()
+	if err != nil || !schemaVersion.MatchString(strings.TrimSpace(string(out))) {
+		t.Errorf("petstore migrate with the cgo-free binary: %v\nstdout:\n%s\nstderr:\n%s", err, out, &stderr)
+	}
+}
+
+// lastLine returns the last line of s, without its newline.
+func lastLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
