@@ -1,13 +1,15 @@
 # The two commands a newcomer needs: `make run` and `make test`.
-# `make test` installs what the tests need (Debian's mariadb-server, as root)
-# when it is missing, checks gofmt, go vet, staticcheck and module tidiness,
-# then runs every test against SQLite and a private MariaDB server.
+# `make test` installs what the tests need (Debian's mariadb-server and
+# chromium, as root) when missing, checks that generated templ code is up to
+# date, gofmt, go vet, staticcheck and module tidiness, then runs every test:
+# storage, API and console against SQLite and a private MariaDB server, and
+# the browser journeys in headless Chromium.
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check deps clean
+.PHONY: run build test check generate deps clean
 
 run:
 	$(GO) run .
@@ -16,9 +18,17 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o petstore .
 
 test: deps check
-	PETSTORE_REQUIRE_MARIADB=1 $(GO) test -count=1 -race ./...
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 $(GO) test -count=1 -race ./...
+
+# generate rewrites the templ components' Go code (committed, never edited by hand).
+generate:
+	$(GO) tool templ generate -path templates
 
 check:
+	@before="$$(cat templates/*_templ.go | sha256sum)"; \
+	$(GO) tool templ generate -path templates >/dev/null 2>&1; \
+	if [ "$$before" != "$$(cat templates/*_templ.go | sha256sum)" ]; then \
+		echo "templates/*_templ.go were stale: regenerated now; review and commit them"; exit 1; fi
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -26,17 +36,19 @@ check:
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-# deps installs the MariaDB server the tests start privately. It needs root
-# (or sudo) on Debian or Ubuntu; elsewhere, install MariaDB yourself or point
-# PETSTORE_TEST_MYSQL_URL at a server.
+# deps installs what the tests need: the MariaDB server the tests start
+# privately, and Chromium for the browser journeys. It needs root (or sudo)
+# on Debian or Ubuntu; elsewhere install them yourself (or point
+# PETSTORE_TEST_MYSQL_URL at a MariaDB server).
 deps:
-	@if [ -n "$$PETSTORE_TEST_MYSQL_URL" ] || command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; then \
-		exit 0; \
-	fi; \
-	echo "Installing mariadb-server for the tests..."; \
+	@missing=""; \
+	if [ -z "$$PETSTORE_TEST_MYSQL_URL" ] && ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then missing="mariadb-server"; fi; \
+	if ! command -v chromium >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
+	[ -z "$$missing" ] && exit 0; \
+	echo "Installing for the tests:$$missing"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
-		echo "mariadb-server is missing and I am not root: install it (apt-get install mariadb-server) or set PETSTORE_TEST_MYSQL_URL"; exit 1; fi; \
-	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends mariadb-server >/dev/null
+		echo "missing:$$missing, and I am not root: install them (apt-get install$$missing)"; exit 1; fi; \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 clean:
 	rm -f petstore

@@ -32,6 +32,7 @@ import (
 	"petstore/api"
 	"petstore/config"
 	"petstore/models"
+	"petstore/web"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -227,8 +228,12 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		printBootstrap(c.stdout, boot, base)
 	}
 
+	router, err := newRouter(ctx, cfg, store, log, time.Now)
+	if err != nil {
+		return c.fail(err)
+	}
 	srv := &http.Server{
-		Handler:           newRouter(cfg, store, log, time.Now),
+		Handler:           router,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -236,6 +241,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	go cleanSessions(ctx, store, log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("petstore listening", "addr", ln.Addr().String(), "url", base, "database", cfg.Database.Redacted, "version", buildVersion())
@@ -256,21 +262,65 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	return 0
 }
 
-// newRouter wires the whole HTTP surface.
-func newRouter(cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time) *gin.Engine {
+// cleanSessions deletes expired console sessions every hour until ctx ends.
+// Every instance may run it: the DELETE is idempotent.
+func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := store.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("could not delete expired sessions", "error", err)
+		} else if n > 0 {
+			log.Info("deleted expired sessions", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// newRouter wires the whole HTTP surface: the API and probes, the console
+// and its static files, and the errors of unknown paths in the style of
+// the part they fall in (JSON under /v1, HTML in the console).
+func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	// With no TRUSTED_PROXIES, X-Forwarded-For is ignored: the peer is the client.
 	if err := r.SetTrustedProxies(cfg.TrustedProxies); err != nil {
-		panic(err) // config.Load validated every entry
+		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
 	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
-	r.Use(requestLog(log), gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
+	console, err := web.New(ctx, store, web.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("start the console: %w", err)
+	}
+	r.Use(requestLog(log), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+		if web.IsConsolePath(c.Request.URL.Path) {
+			console.Recover(c, err)
+			return
+		}
+		a.Recover(c, err)
+	}))
 	a.Register(r)
-	r.NoRoute(a.NoRoute)
-	r.NoMethod(a.NoMethod)
-	return r
+	console.Register(r)
+	r.NoRoute(func(c *gin.Context) {
+		if web.IsConsolePath(c.Request.URL.Path) {
+			console.NotFound(c)
+			return
+		}
+		a.NoRoute(c)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		if web.IsConsolePath(c.Request.URL.Path) {
+			console.MethodNotAllowed(c)
+			return
+		}
+		a.NoMethod(c)
+	})
+	return r, nil
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -314,13 +364,15 @@ func printBootstrap(w io.Writer, b *models.Bootstrap, base string) {
 	fmt.Fprintf(w, `
 First start: created a staff account and an API key. They are shown only this once; keep them safe.
 
-  Staff account:  %s / %s
+  Admin console:  %s/admin
+  Username:       %s
+  Password:       %s
   API key:        %s
 
 Try the API:
   curl -H 'Authorization: Bearer %s' %s/v1/pets
 
-`, b.Username, b.Password, b.APIKey, b.APIKey, base)
+`, base, b.Username, b.Password, b.APIKey, b.APIKey, base)
 }
 
 func (c cli) migrate(ctx context.Context, args []string) int {

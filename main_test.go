@@ -576,7 +576,8 @@ func get(tb testing.TB, url string, header http.Header) (int, string) {
 }
 
 var (
-	bootstrapAccount = regexp.MustCompile(`(?m)^\s+Staff account:\s+(\S+) / (\S+)$`)
+	bootstrapAccount = regexp.MustCompile(`(?m)^\s+Username:\s+(\S+)\n\s+Password:\s+(\S+)$`)
+	bootstrapConsole = regexp.MustCompile(`(?m)^\s+Admin console:\s+(http://\S+/admin)$`)
 	bootstrapKey     = regexp.MustCompile(`(?m)^\s+API key:\s+(\S+)$`)
 	bootstrapCurl    = regexp.MustCompile(`(?m)^\s+curl -H 'Authorization: Bearer (\S+)' (\S+)$`)
 )
@@ -594,6 +595,9 @@ func TestServe(t *testing.T) {
 		acct := bootstrapAccount.FindStringSubmatch(out)
 		key := bootstrapKey.FindStringSubmatch(out)
 		curl := bootstrapCurl.FindStringSubmatch(out)
+		if bootstrapConsole.FindStringSubmatch(out) == nil {
+			t.Errorf("the bootstrap block lacks the console URL:\n%s", out)
+		}
 		if acct == nil || key == nil || curl == nil {
 			t.Fatalf("the bootstrap block lacks the account, the key or the curl line:\n%s", out)
 		}

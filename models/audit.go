@@ -15,10 +15,14 @@ type AuditEvent struct {
 
 // Audit actions and target types.
 const (
-	ActionPetCreated  = "pet.created"
-	ActionKeyCreated  = "apikey.created"
-	ActionKeyRevoked  = "apikey.revoked"
-	ActionUserCreated = "user.created"
+	ActionPetCreated       = "pet.created"
+	ActionKeyCreated       = "apikey.created"
+	ActionKeyRevoked       = "apikey.revoked"
+	ActionUserCreated      = "user.created"
+	ActionPetStatusChanged = "pet.status_changed"
+	ActionPasswordChanged  = "user.password_changed"
+	ActionLogin            = "user.login"
+	ActionLoginFailed      = "user.login_failed"
 
 	TargetPet    = "pet"
 	TargetAPIKey = "apikey"

@@ -165,8 +165,12 @@ func parseCategoryID(s string) (int64, string) {
 		return 0, "Category ID is required."
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
+	var numErr *strconv.NumError
+	if errors.As(err, &numErr) && numErr.Err == strconv.ErrRange && s[0] != '-' {
+		return 0, fmt.Sprintf("Category ID is too large: at most %d.", int64(math.MaxInt64))
+	}
 	if err != nil || id < 1 || s[0] == '+' {
-		return 0, fmt.Sprintf("Category ID must be a whole number from 1 to %d.", int64(math.MaxInt64))
+		return 0, "Category ID must be a positive whole number, such as 1 or 42."
 	}
 	return id, ""
 }

@@ -19,8 +19,11 @@ type User struct {
 	ID           int64
 	Username     string
 	PasswordHash string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// SessionVersion goes up when the password changes; sessions made under
+	// an older version are no longer valid.
+	SessionVersion int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // Password rules. bcrypt reads at most 72 bytes, so longer is refused rather
@@ -39,7 +42,7 @@ var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
 func ValidateUsername(raw string) (string, error) {
 	// Usernames are stored in lower case so that both engines treat "Alice"
 	// and "alice" as one account (MySQL's collation would, SQLite's not).
-	name := strings.ToLower(strings.TrimSpace(raw))
+	name := normalUsername(raw)
 	if !usernamePattern.MatchString(name) {
 		msg := "Username must be 1 to 64 letters, digits, dots, dashes or underscores."
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"username", msg}}}
@@ -89,7 +92,7 @@ func (s *Store) newUser(username, password string) (User, error) {
 		return User{}, internal("hash password", err)
 	}
 	now := s.now()
-	return User{Username: username, PasswordHash: string(hash), CreatedAt: now, UpdatedAt: now}, nil
+	return User{Username: username, PasswordHash: string(hash), SessionVersion: 1, CreatedAt: now, UpdatedAt: now}, nil
 }
 
 // insertUser stores u and its audit event within tx.
@@ -109,6 +112,8 @@ func (s *Store) userErr(username string, err error) error {
 	return s.dbErr("create user", err)
 }
 
+func normalUsername(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
 // CountUsers returns the number of staff accounts (a small table).
 func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 	var n int64
@@ -122,7 +127,7 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 // ErrUnauthorized. A missing user costs the same bcrypt work as a wrong password.
 func (s *Store) CheckPassword(ctx context.Context, username, password string) (User, error) {
 	var u User
-	err := s.db.WithContext(ctx).Where("username = ?", strings.ToLower(strings.TrimSpace(username))).Take(&u).Error
+	err := s.db.WithContext(ctx).Where("username = ?", normalUsername(username)).Take(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 		return User{}, s.dbErr("find user", err)
 	}

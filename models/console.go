@@ -1,0 +1,272 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wader/gormstore/v2"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// setting is one shared value, such as the session keys, that every
+// instance reads from the database.
+type setting struct {
+	Name      string `gorm:"primaryKey"`
+	Value     string
+	CreatedAt time.Time
+}
+
+// loginFailure is one failed sign-in, kept a day for rate limiting.
+type loginFailure struct {
+	ID       int64
+	Username string
+	ClientIP string `gorm:"column:client_ip"`
+	At       time.Time
+}
+
+// Login rate limits: failures counted over LoginWindow.
+const (
+	LoginWindow            = 15 * time.Minute
+	MaxFailuresPerUsername = 5
+	MaxFailuresPerAddress  = 20
+)
+
+// ErrLoginThrottled is returned while an account or address has failed too often.
+var ErrLoginThrottled = &Error{Code: CodeRateLimited, Message: "Too many failed sign-ins. Wait a few minutes and try again."}
+
+// Setting returns the shared setting name, creating it with create() the
+// first time. Instances racing to create it all end up with the first value.
+func (s *Store) Setting(ctx context.Context, name string, create func() string) (string, error) {
+	db := s.db.WithContext(ctx)
+	var st setting
+	err := db.Where("name = ?", name).Take(&st).Error
+	if err == nil {
+		return st.Value, nil
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", s.dbErr("read setting", err)
+	}
+	st = setting{Name: name, Value: create(), CreatedAt: s.now()}
+	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
+		return "", s.dbErr("create setting", err)
+	}
+	if err := db.Where("name = ?", name).Take(&st).Error; err != nil {
+		return "", s.dbErr("read setting", err)
+	}
+	return st.Value, nil
+}
+
+// SessionStore returns the database-backed session store of the console,
+// keyed with secrets shared by every instance through the settings table.
+// Its table is created by the migrations, not by the store.
+func (s *Store) SessionStore(ctx context.Context) (*gormstore.Store, error) {
+	hashKey, err := s.Setting(ctx, "session_hash_key", func() string { return randomHex(64) })
+	if err != nil {
+		return nil, err
+	}
+	blockKey, err := s.Setting(ctx, "session_block_key", func() string { return randomHex(32) })
+	if err != nil {
+		return nil, err
+	}
+	hk, err1 := hex.DecodeString(hashKey)
+	bk, err2 := hex.DecodeString(blockKey)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, internal("decode session keys", err)
+	}
+	return gormstore.NewOptions(s.db, gormstore.Options{TableName: "sessions", SkipCreateTable: true}, hk, bk), nil
+}
+
+// DeleteSession removes one console session by id.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	return s.dbErr("delete session", s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", id).Error)
+}
+
+// DeleteExpiredSessions removes sessions past their expiry.
+func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
+	res := s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE expires_at < ?", s.now())
+	return res.RowsAffected, s.dbErr("delete expired sessions", res.Error)
+}
+
+// randomHex returns n random bytes, hex encoded.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic("crypto/rand failed: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+// LoginAllowed reports ErrLoginThrottled when username or the client
+// address has failed too often within LoginWindow.
+func (s *Store) LoginAllowed(ctx context.Context, username, clientIP string) error {
+	since := s.now().Add(-LoginWindow)
+	var byUser, byAddr int64
+	db := s.db.WithContext(ctx).Model(&loginFailure{})
+	if err := db.Where("username = ? AND at > ?", normalUsername(username), since).Count(&byUser).Error; err != nil {
+		return s.dbErr("count login failures", err)
+	}
+	if err := s.db.WithContext(ctx).Model(&loginFailure{}).Where("client_ip = ? AND at > ?", clientIP, since).Count(&byAddr).Error; err != nil {
+		return s.dbErr("count login failures", err)
+	}
+	if byUser >= MaxFailuresPerUsername || byAddr >= MaxFailuresPerAddress {
+		return ErrLoginThrottled
+	}
+	return nil
+}
+
+// Login checks a sign-in attempt: throttled attempts are refused before the
+// password is looked at; failures are recorded and audited.
+func (s *Store) Login(ctx context.Context, username, password, clientIP string) (User, error) {
+	if err := s.LoginAllowed(ctx, username, clientIP); err != nil {
+		return User{}, err
+	}
+	u, err := s.CheckPassword(ctx, username, password)
+	if ErrorCode(err) == CodeUnauthorized {
+		if werr := s.recordLoginFailure(ctx, username, clientIP, "sign-in"); werr != nil {
+			return User{}, werr
+		}
+		return User{}, err
+	}
+	now := s.now()
+	if err != nil {
+		return User{}, err
+	}
+	err = s.db.WithContext(ctx).Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
+		TargetID: u.ID, Detail: "from " + clientIP}).Error
+	if err != nil {
+		return User{}, s.dbErr("audit login", err)
+	}
+	return u, nil
+}
+
+// recordLoginFailure notes a wrong password for rate limiting and the
+// audit trail, and forgets failures older than a day.
+func (s *Store) recordLoginFailure(ctx context.Context, username, clientIP, what string) error {
+	name := normalUsername(username)
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	now := s.now()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&loginFailure{Username: name, ClientIP: clientIP, At: now}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("at < ?", now.Add(-24*time.Hour)).Delete(&loginFailure{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: name, Action: ActionLoginFailed, TargetType: TargetUser,
+			Detail: what + " from " + clientIP}).Error
+	})
+	return s.dbErr("record login failure", err)
+}
+
+// GetUser returns one staff account.
+func (s *Store) GetUser(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return User{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No staff account has id %d.", id)}
+	}
+	return u, s.dbErr("get user", err)
+}
+
+// GetAPIKey returns one API key record.
+func (s *Store) GetAPIKey(ctx context.Context, id int64) (APIKey, error) {
+	var k APIKey
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return APIKey{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No API key has id %d.", id)}
+	}
+	return k, s.dbErr("get api key", err)
+}
+
+// ListUsers returns every staff account by username.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	users := []User{}
+	err := s.db.WithContext(ctx).Order("username").Find(&users).Error
+	return users, s.dbErr("list users", err)
+}
+
+// ChangePassword replaces a user's password after checking the current
+// one, and bumps the session version so the account's other sessions end.
+// Wrong current passwords count as failed sign-ins, so a stolen session
+// cannot be used to guess the password faster than the sign-in form allows.
+func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, clientIP string) (User, error) {
+	u, err := s.GetUser(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	if err := s.LoginAllowed(ctx, u.Username, clientIP); err != nil {
+		return User{}, err
+	}
+	if _, err := s.CheckPassword(ctx, u.Username, current); err != nil {
+		if ErrorCode(err) == CodeUnauthorized {
+			if werr := s.recordLoginFailure(ctx, u.Username, clientIP, "password change"); werr != nil {
+				return User{}, werr
+			}
+			msg := "The current password is not right."
+			return User{}, &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"current", msg}}}
+		}
+		return User{}, err
+	}
+	if err := ValidatePassword(next); err != nil {
+		var e *Error
+		errors.As(err, &e)
+		return User{}, &Error{Code: CodeInvalidRequest, Message: e.Message, Fields: []FieldError{{"new", e.Message}}}
+	}
+	nu, err := s.newUser(u.Username, next)
+	if err != nil {
+		return User{}, err
+	}
+	now := s.now()
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
+			"password_hash": nu.PasswordHash, "session_version": gorm.Expr("session_version + 1"), "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionPasswordChanged, TargetType: TargetUser,
+			TargetID: id, Detail: "own password"}).Error
+	})
+	if err != nil {
+		return User{}, s.dbErr("change password", err)
+	}
+	return s.GetUser(ctx, id)
+}
+
+// UpdatePetStatus changes a pet's status and records who did it and when.
+// Setting the status it already has changes nothing.
+func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
+	if _, ok := ParseStatus(string(status)); !ok {
+		return Pet{}, &Error{Code: CodeInvalidRequest, Message: StatusMessage, Fields: []FieldError{{FieldStatus, StatusMessage}}}
+	}
+	var p Pet
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&p).Error; err != nil {
+			return err
+		}
+		if p.Status == status {
+			return nil
+		}
+		now := s.now()
+		old := p.Status
+		if err := tx.Model(&Pet{}).Where("id = ?", id).Updates(map[string]any{"status": status, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		p.Status, p.UpdatedAt = status, now
+		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetStatusChanged, TargetType: TargetPet,
+			TargetID: id, Detail: fmt.Sprintf("%s -> %s", old, status)}).Error
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Pet{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No pet has id %d.", id)}
+	}
+	if err != nil {
+		return Pet{}, s.dbErr("update pet status", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,64 @@
+// Small enhancements of the console. Everything works without this file;
+// it is loaded as a file (no inline script) under the page's CSP.
+(function () {
+  "use strict";
+
+  // Copy buttons: <button data-copy="#id"> copies that element's value or text.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("[data-copy]");
+    if (!button) return;
+    var source = document.querySelector(button.getAttribute("data-copy"));
+    if (!source) return;
+    var text = source.value !== undefined ? source.value : source.textContent;
+    var done = function () {
+      var label = button.textContent;
+      button.textContent = "Copied";
+      button.setAttribute("aria-live", "polite");
+      setTimeout(function () { button.textContent = label; }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done);
+    } else {
+      source.select && source.select();
+      document.execCommand("copy");
+      done();
+    }
+  });
+
+  // Errors of htmx requests that are not swapped get a visible message.
+  function showError(text) {
+    var region = document.getElementById("flash");
+    if (!region) return;
+    region.textContent = "";
+    var p = document.createElement("p");
+    p.className = "flash flash-error";
+    p.setAttribute("role", "alert");
+    p.setAttribute("data-testid", "flash");
+    p.textContent = text;
+    region.appendChild(p);
+  }
+  document.addEventListener("htmx:responseError", function (event) {
+    var status = event.detail.xhr ? event.detail.xhr.status : 0;
+    if (status === 403) {
+      showError("The page has expired, so nothing was changed. Reload the page and try again.");
+    } else if (status === 503) {
+      showError("The store's database is not answering. Nothing was lost; try again in a moment.");
+    } else {
+      showError("Something went wrong (" + status + "). Reload the page and try again.");
+    }
+  });
+  document.addEventListener("htmx:sendError", function () {
+    showError("The console cannot reach the server. Check the connection and try again.");
+  });
+
+  // After htmx replaces a form, put the keyboard focus back into it: on the
+  // first field with an error, or on the first field.
+  // (With an outerHTML swap, detail.target is the old, removed form;
+  // the event's own target is the new one.)
+  document.addEventListener("htmx:afterSwap", function (event) {
+    var form = event.target;
+    if (!form || form.tagName !== "FORM" || !form.hasAttribute("data-refocus")) return;
+    var field = form.querySelector("[aria-invalid=true]") || form.querySelector("input:not([type=hidden]), select");
+    if (field) field.focus();
+  });
+})();

@@ -1,0 +1,45 @@
+// Package templates holds the admin console's templ components and the view
+// structs they take. Views are shaped like the screen; they carry strings
+// ready to show and know nothing of the database, Gin or HTTP.
+package templates
+
+// Page is what every full page needs: the layout's data.
+type Page struct {
+	// Title is the page's own title; the layout adds the product name.
+	Title string
+	// Section marks the active navigation entry: "pets", "api-keys", "users".
+	Section string
+	// Username is the signed-in staff member, "" on the sign-in page.
+	Username string
+	// CSRFToken goes into every form and into htmx's request headers.
+	CSRFToken string
+	Assets    Assets
+	// Flash is a one-time message shown at the top of the page.
+	Flash Flash
+}
+
+// Assets are the content-hashed URLs of the static files.
+type Assets struct {
+	PicoCSS, AppCSS, HTMX, AppJS string
+}
+
+// Flash is a success or error message.
+type Flash struct {
+	Kind string // "success" or "error"; "" shows nothing
+	Text string
+}
+
+// LoginView is the sign-in form.
+type LoginView struct {
+	Username string
+	Error    string
+	// Next is where to go after signing in.
+	Next string
+}
+
+// ErrorView is an error page.
+type ErrorView struct {
+	Status  int
+	Heading string
+	Message string
+}

@@ -1,0 +1,163 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+	"petstore/templates"
+)
+
+// registerAPIKeys mounts the API keys page on the signed-in group.
+func (w *Web) registerAPIKeys(r gin.IRouter) {
+	r.GET("/api-keys", w.listAPIKeys)
+	r.POST("/api-keys", w.createAPIKey)
+	r.GET("/api-keys/:id/revoke", w.confirmRevokeAPIKey)
+	r.POST("/api-keys/:id/revoke", w.revokeAPIKey)
+}
+
+// listAPIKeys shows the keys and the create form.
+func (w *Web) listAPIKeys(c *gin.Context) {
+	v, err := w.apiKeysView(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	w.showAPIKeys(c, http.StatusOK, v)
+}
+
+// createAPIKey makes a key and shows it once, in this response only: it is
+// never put in the session, so it cannot be shown again (and the response
+// is no-store, like every console page). A refused name re-renders the form.
+func (w *Web) createAPIKey(c *gin.Context) {
+	name := c.PostForm("name")
+	k, key, err := w.store.CreateAPIKey(c.Request.Context(), name, currentUser(c).Username)
+	invalid, ok := invalidFields(err)
+	if err != nil && !ok {
+		w.fail(c, err)
+		return
+	}
+	v, verr := w.apiKeysView(c)
+	if verr != nil {
+		w.fail(c, verr)
+		return
+	}
+	if ok {
+		v.Form = templates.APIKeyForm{Name: name, NameError: invalid.Field(models.FieldName)}
+		w.showAPIKeys(c, http.StatusUnprocessableEntity, v)
+		return
+	}
+	v.NewKey = &templates.NewAPIKey{Name: k.Name, Key: key}
+	w.showAPIKeys(c, http.StatusOK, v)
+}
+
+// showAPIKeys answers with the whole page, or for htmx with the keys
+// section (and an emptied flash region, so no stale message stays).
+func (w *Web) showAPIKeys(c *gin.Context, status int, v templates.APIKeysView) {
+	if isHTMX(c) {
+		w.render(c, status, templ.Join(templates.APIKeysSection(w.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
+		return
+	}
+	w.render(c, status, templates.APIKeysPage(w.page(c, "API keys", "api-keys"), v))
+}
+
+// confirmRevokeAPIKey asks before revoking a key; it changes nothing.
+func (w *Web) confirmRevokeAPIKey(c *gin.Context) {
+	k, err := w.findAPIKey(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k)}
+	w.render(c, http.StatusOK, templates.RevokeAPIKeyPage(w.page(c, "Revoke API key", "api-keys"), v))
+}
+
+// revokeAPIKey revokes a key at once: htmx gets the updated row, a plain
+// form post goes back to the list.
+func (w *Web) revokeAPIKey(c *gin.Context) {
+	id, err := apiKeyID(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	k, err := w.store.RevokeAPIKey(c.Request.Context(), id, currentUser(c).Username)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	msg := fmt.Sprintf("API key “%s” revoked.", k.Name)
+	if isHTMX(c) {
+		// The row comes first: htmx parses a leading <tr> as table content.
+		f := templates.Flash{Kind: "success", Text: msg}
+		w.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k)), templates.FlashOOB(f)))
+		return
+	}
+	flash(c, "success", msg)
+	c.Redirect(http.StatusSeeOther, Prefix+"/api-keys")
+}
+
+// apiKeysView lists the keys for the page.
+func (w *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
+	keys, err := w.store.ListAPIKeys(c.Request.Context())
+	if err != nil {
+		return templates.APIKeysView{}, err
+	}
+	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys))}
+	for _, k := range keys {
+		v.Keys = append(v.Keys, apiKeyRow(k))
+	}
+	return v, nil
+}
+
+// findAPIKey returns the key named by the :id parameter.
+func (w *Web) findAPIKey(c *gin.Context) (models.APIKey, error) {
+	id, err := apiKeyID(c)
+	if err != nil {
+		return models.APIKey{}, err
+	}
+	return w.store.GetAPIKey(c.Request.Context(), id)
+}
+
+// apiKeyID reads the :id parameter; anything but a positive integer is a
+// key that does not exist.
+func apiKeyID(c *gin.Context) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &models.Error{Code: models.CodeNotFound, Message: "There is no API key with this id."}
+	}
+	return id, nil
+}
+
+// apiKeyRow maps a key to its row. The hash stays behind.
+func apiKeyRow(k models.APIKey) templates.APIKeyRow {
+	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedBy: k.CreatedBy,
+		Created: utcMinute(k.CreatedAt), LastUsed: "never"}
+	if k.LastUsedAt != nil {
+		row.LastUsed = utcMinute(*k.LastUsedAt)
+	}
+	if k.RevokedAt != nil {
+		row.Revoked = utcMinute(*k.RevokedAt)
+	}
+	return row
+}
+
+// utcMinute formats a time for people, the same on every instance.
+func utcMinute(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// invalidFields returns err as a *models.Error when it names bad form
+// fields, which the form shows beside them (422) instead of an error page.
+func invalidFields(err error) (*models.Error, bool) {
+	var e *models.Error
+	if errors.As(err, &e) && len(e.Fields) > 0 {
+		return e, true
+	}
+	return nil, false
+}

@@ -1,0 +1,206 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+	"petstore/models/modelstest"
+	"petstore/web"
+)
+
+func TestMain(m *testing.M) { modelstest.Main(m) }
+
+// The staff account every env starts with.
+const (
+	staffName     = "alice"
+	staffPassword = "correct horse battery"
+)
+
+// env is the console over real HTTP on loopback and a real database.
+type env struct {
+	t     *testing.T
+	store *models.Store
+	srv   *httptest.Server
+	clock atomic.Pointer[time.Time]
+}
+
+// newEnv starts the console with a fresh database holding one staff account.
+func newEnv(t *testing.T, store *models.Store) *env {
+	t.Helper()
+	e := &env{t: t, store: store}
+	now := time.Now()
+	e.clock.Store(&now)
+	w, err := web.New(context.Background(), store, web.Options{Now: func() time.Time { return *e.clock.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, w.Recover))
+	w.Register(r)
+	r.NoRoute(w.NotFound)
+	r.NoMethod(w.MethodNotAllowed)
+	e.srv = httptest.NewServer(r)
+	t.Cleanup(e.srv.Close)
+	if _, err := store.CreateUser(context.Background(), staffName, staffPassword, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// forEach runs fn on a fresh console per driver.
+func forEach(t *testing.T, fn func(t *testing.T, e *env)) {
+	t.Helper()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) { fn(t, newEnv(t, s)) })
+}
+
+// advance moves the console's clock.
+func (e *env) advance(d time.Duration) {
+	now := e.clock.Load().Add(d)
+	e.clock.Store(&now)
+}
+
+// browser is one visitor: a cookie jar and no automatic redirects, so
+// tests see each response as it is.
+type browser struct {
+	e      *env
+	client *http.Client
+}
+
+func (e *env) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{e: e, client: &http.Client{
+		Jar:           jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
+// page is a response with its HTML parsed.
+type page struct {
+	Status int
+	Header http.Header
+	Body   string
+	Doc    *goquery.Document
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.e.t.Helper()
+	res, err := b.client.Do(req)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	return page{Status: res.StatusCode, Header: res.Header, Body: string(body), Doc: doc}
+}
+
+// get fetches a path; headers are optional name, value pairs.
+func (b *browser) get(path string, headers ...string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("GET", b.e.srv.URL+path, nil)
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return b.do(req)
+}
+
+// post sends a form as a same-origin browser would (Sec-Fetch-Site:
+// same-origin); headers are optional name, value pairs that may override it.
+func (b *browser) post(path string, form url.Values, headers ...string) page {
+	b.e.t.Helper()
+	req, err := http.NewRequest("POST", b.e.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	return b.do(req)
+}
+
+// csrf returns the CSRF token of a page's forms.
+func csrf(t *testing.T, p page) string {
+	t.Helper()
+	tok, ok := p.Doc.Find(`input[name="csrf_token"]`).First().Attr("value")
+	if !ok || tok == "" {
+		t.Fatalf("no csrf_token on the page:\n%s", p.Body)
+	}
+	return tok
+}
+
+// signIn signs the browser in as the staff account and returns the CSRF
+// token of the new session.
+func (b *browser) signIn() string {
+	b.e.t.Helper()
+	login := b.get("/admin/login")
+	res := b.post("/admin/login", url.Values{"csrf_token": {csrf(b.e.t, login)}, "username": {staffName}, "password": {staffPassword}})
+	if res.Status != http.StatusSeeOther {
+		b.e.t.Fatalf("sign in: status %d\n%s", res.Status, res.Body)
+	}
+	return csrf(b.e.t, b.get("/admin/pets"))
+}
+
+// signedIn returns a browser signed in as the staff account and its CSRF token.
+func (e *env) signedIn() (*browser, string) {
+	b := e.browser()
+	return b, b.signIn()
+}
+
+// text returns the trimmed text of the first match of a selector.
+func text(p page, selector string) string {
+	return strings.TrimSpace(p.Doc.Find(selector).First().Text())
+}
+
+// wantStatus fails the test unless the page has the status.
+func wantStatus(t *testing.T, p page, status int) {
+	t.Helper()
+	if p.Status != status {
+		t.Fatalf("status = %d, want %d\n%s", p.Status, status, p.Body)
+	}
+}
+
+// labelled finds the form control labelled label (by <label for>).
+func labelled(t *testing.T, p page, label string) *goquery.Selection {
+	t.Helper()
+	var id string
+	p.Doc.Find("label").EachWithBreak(func(_ int, l *goquery.Selection) bool {
+		if strings.TrimSpace(l.Text()) == label {
+			id, _ = l.Attr("for")
+			return false
+		}
+		return true
+	})
+	if id == "" {
+		t.Fatalf("no label %q on the page", label)
+	}
+	sel := p.Doc.Find("#" + id)
+	if sel.Length() == 0 {
+		t.Fatalf("label %q points at missing #%s", label, id)
+	}
+	return sel
+}

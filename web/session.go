@@ -1,0 +1,214 @@
+package web
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/gin-contrib/sessions"
+	"github.com/gin-gonic/gin"
+	"github.com/wader/gormstore/v2"
+
+	"petstore/models"
+	"petstore/templates"
+)
+
+// sessionStore adapts the gorm session backend to gin-contrib/sessions (as
+// its gorm package does), without creating the table at start: the
+// migrations own the schema.
+type sessionStore struct{ *gormstore.Store }
+
+func (s sessionStore) Options(o sessions.Options) { s.SessionOpts = o.ToGorillaOptions() }
+
+func newSessionStore(gs *gormstore.Store, opts sessions.Options) sessions.Store {
+	s := sessionStore{gs}
+	s.Options(opts)
+	return s
+}
+
+// sessionOptions are the cookie's settings: HttpOnly, SameSite=Lax, Secure
+// behind https, living maxAge seconds (-1 deletes it).
+func (w *Web) sessionOptions(maxAge int) sessions.Options {
+	return sessions.Options{Path: "/", MaxAge: maxAge, Secure: w.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+}
+
+// Session values.
+const (
+	keyUserID   = "uid"
+	keyVersion  = "ver"
+	keyAuthAt   = "auth_at"
+	keySeenAt   = "seen_at"
+	keyCSRF     = "csrf"
+	userContext = "petstore.user"
+)
+
+// session returns the request's session, or nil outside the session middleware.
+func session(c *gin.Context) sessions.Session {
+	if _, ok := c.Get(sessions.DefaultKey); !ok {
+		return nil
+	}
+	return sessions.Default(c)
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// csrfToken returns the session's CSRF token, creating (and saving) one
+// when the session has none yet.
+func (w *Web) csrfToken(c *gin.Context) string {
+	s := session(c)
+	if s == nil {
+		return ""
+	}
+	if tok, ok := s.Get(keyCSRF).(string); ok && tok != "" {
+		return tok
+	}
+	tok := randomToken()
+	s.Set(keyCSRF, tok)
+	if err := s.Save(); err != nil {
+		w.log.Error("save session", "error", err)
+	}
+	return tok
+}
+
+// checkCSRF refuses state-changing requests that come from another origin
+// (Go's CrossOriginProtection, from Sec-Fetch-Site and Origin) or that lack
+// the session's token (form field csrf_token, or the X-CSRF-Token header
+// htmx sends). Refused requests change nothing.
+func (w *Web) checkCSRF(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		c.Next()
+		return
+	}
+	refuse := func() {
+		v := templates.ErrorView{Status: http.StatusForbidden, Heading: "Request refused",
+			Message: "This form has expired or came from another site, so nothing was changed. Go back, reload the page and try again."}
+		w.render(c, http.StatusForbidden, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+		c.Abort()
+	}
+	if err := w.origin.Check(c.Request); err != nil {
+		refuse()
+		return
+	}
+	s := session(c)
+	want, _ := s.Get(keyCSRF).(string)
+	got := c.GetHeader("X-CSRF-Token")
+	if got == "" {
+		got = c.PostForm("csrf_token")
+	}
+	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		refuse()
+		return
+	}
+	c.Next()
+}
+
+// requireStaff lets signed-in staff through and sends everyone else to the
+// sign-in page, remembering where they were going. A session ends after
+// the idle or absolute timeout, or when the account's password changed.
+func (w *Web) requireStaff(c *gin.Context) {
+	s := session(c)
+	now := w.now()
+	uid, _ := s.Get(keyUserID).(int64)
+	ver, _ := s.Get(keyVersion).(int64)
+	authAt, _ := s.Get(keyAuthAt).(int64)
+	seenAt, _ := s.Get(keySeenAt).(int64)
+	valid := uid > 0 && now.Sub(time.Unix(authAt, 0)) < w.absolute && now.Sub(time.Unix(seenAt, 0)) < w.idle
+	var u models.User
+	if valid {
+		var err error
+		u, err = w.store.GetUser(c.Request.Context(), uid)
+		if err != nil && models.ErrorCode(err) != models.CodeNotFound {
+			w.fail(c, err)
+			return
+		}
+		valid = err == nil && u.SessionVersion == ver
+	}
+	if !valid {
+		if uid > 0 {
+			s.Clear() // expired or revoked: forget the sign-in, keep nothing
+			s.Save()
+		}
+		w.toLogin(c)
+		return
+	}
+	if now.Sub(time.Unix(seenAt, 0)) > time.Minute {
+		// Written at most once a minute: each save is a database write.
+		s.Set(keySeenAt, now.Unix())
+		if err := s.Save(); err != nil {
+			w.fail(c, err)
+			return
+		}
+	}
+	c.Set(userContext, u)
+	c.Next()
+}
+
+// toLogin sends the browser to the sign-in page with the wanted page as next.
+func (w *Web) toLogin(c *gin.Context) {
+	next := c.Request.URL.RequestURI()
+	if c.Request.Method != http.MethodGet {
+		next = Prefix
+	}
+	target := Prefix + "/login?next=" + url.QueryEscape(next)
+	if c.GetHeader("HX-Request") == "true" {
+		c.Header("HX-Redirect", target)
+		c.AbortWithStatus(http.StatusUnauthorized)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, target)
+	c.Abort()
+}
+
+// currentUser returns the signed-in staff member.
+func currentUser(c *gin.Context) models.User {
+	u, _ := c.Get(userContext)
+	user, _ := u.(models.User)
+	return user
+}
+
+// safeNext keeps a post-sign-in destination within the console, so the
+// sign-in form cannot be used to send people to another site.
+func safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || strings.Contains(next, "\\") || path.Clean(u.Path) != u.Path {
+		return Prefix + "/pets"
+	}
+	if u.Path == Prefix || (strings.HasPrefix(u.Path, Prefix+"/") && u.Path != Prefix+"/login") {
+		return next
+	}
+	return Prefix + "/pets"
+}
+
+// page builds the layout data of a page.
+func (w *Web) page(c *gin.Context, title, section string) templates.Page {
+	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
+	if s := session(c); s != nil {
+		p.CSRFToken = w.csrfToken(c)
+		if flashes := s.Flashes(); len(flashes) > 0 {
+			if f, ok := flashes[0].(string); ok {
+				kind, text, _ := strings.Cut(f, ":")
+				p.Flash = templates.Flash{Kind: kind, Text: text}
+			}
+			s.Save()
+		}
+	}
+	return p
+}
+
+// flash stores a message for the next page (after a redirect).
+func flash(c *gin.Context, kind, text string) {
+	if s := session(c); s != nil {
+		s.AddFlash(kind + ":" + text)
+		s.Save()
+	}
+}

@@ -1,0 +1,219 @@
+// Package web serves the admin console under /admin: server-rendered templ
+// pages, enhanced with htmx and working without JavaScript, behind staff
+// sign-in with database-backed sessions and CSRF protection.
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gin-contrib/sessions"
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+	"petstore/static"
+	"petstore/templates"
+)
+
+// Options configures the console.
+type Options struct {
+	// PublicURL is the external base URL; an https URL makes cookies Secure.
+	PublicURL string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives server errors; nil discards them.
+	Logger *slog.Logger
+	// IdleTimeout ends a session unused this long (default 2 h);
+	// AbsoluteTimeout ends any session this long after sign-in (default 12 h).
+	IdleTimeout, AbsoluteTimeout time.Duration
+}
+
+// Web holds the console handlers' dependencies.
+type Web struct {
+	store    *models.Store
+	sessions sessions.Store
+	cookie   string
+	secure   bool
+	assets   templates.Assets
+	now      func() time.Time
+	log      *slog.Logger
+	idle     time.Duration
+	absolute time.Duration
+	origin   *http.CrossOriginProtection
+}
+
+// Prefix is the path every console page starts with.
+const Prefix = "/admin"
+
+// New returns the console over store. It reads (or on first use creates)
+// the session keys shared by all instances.
+func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
+	gs, err := store.SessionStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &Web{
+		store:    store,
+		secure:   strings.HasPrefix(o.PublicURL, "https://"),
+		now:      o.Now,
+		log:      o.Logger,
+		idle:     o.IdleTimeout,
+		absolute: o.AbsoluteTimeout,
+		origin:   http.NewCrossOriginProtection(),
+		assets: templates.Assets{
+			PicoCSS: static.Path("vendor/pico-2.1.1.min.css"),
+			AppCSS:  static.Path("css/app.css"),
+			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
+			AppJS:   static.Path("js/app.js"),
+		},
+	}
+	if w.now == nil {
+		w.now = time.Now
+	}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	if w.idle <= 0 {
+		w.idle = 2 * time.Hour
+	}
+	if w.absolute <= 0 {
+		w.absolute = 12 * time.Hour
+	}
+	w.cookie = "petstore_session"
+	if w.secure {
+		// The __Host- prefix pins the cookie to this host, path / and https.
+		w.cookie = "__Host-petstore_session"
+	}
+	w.sessions = newSessionStore(gs, w.sessionOptions(int(w.absolute.Seconds())))
+	return w, nil
+}
+
+// Register mounts the console, its static files and the / redirect on r.
+func (w *Web) Register(r *gin.Engine) {
+	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix) })
+	r.GET(static.Prefix+"*file", gin.WrapH(static.Handler()))
+	r.HEAD(static.Prefix+"*file", gin.WrapH(static.Handler()))
+
+	admin := r.Group(Prefix, w.pageHeaders, sessions.Sessions(w.cookie, w.sessions), w.checkCSRF)
+	admin.GET("/login", w.showLogin)
+	admin.POST("/login", w.login)
+
+	staff := admin.Group("", w.requireStaff)
+	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
+	staff.POST("/logout", w.logout)
+	w.registerPets(staff)
+	w.registerAPIKeys(staff)
+	w.registerUsers(staff)
+}
+
+// IsConsolePath reports whether a path belongs to the console (and so
+// gets HTML errors).
+func IsConsolePath(path string) bool {
+	return path == Prefix || strings.HasPrefix(path, Prefix+"/") || path == "/" || strings.HasPrefix(path, static.Prefix)
+}
+
+// contentSecurityPolicy allows only this origin's scripts and styles: no
+// inline script or style, no framing, forms post only here. data: images are
+// Pico's inline SVG icons.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'"
+
+// pageHeaders is the middleware that sets the security headers of every
+// console response.
+func (w *Web) pageHeaders(c *gin.Context) {
+	setPageHeaders(c)
+	c.Next()
+}
+
+func setPageHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Vary", "HX-Request")
+}
+
+// render writes a component as an HTML response.
+func (w *Web) render(c *gin.Context, status int, comp templ.Component) {
+	c.Status(status)
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	if err := comp.Render(c.Request.Context(), c.Writer); err != nil {
+		w.log.Error("render page", "path", c.Request.URL.Path, "error", err)
+	}
+}
+
+// isHTMX reports a request made by htmx that wants a fragment (not a
+// history restore, which needs the whole page).
+func isHTMX(c *gin.Context) bool {
+	return c.GetHeader("HX-Request") == "true" && c.GetHeader("HX-History-Restore-Request") != "true"
+}
+
+// statusOf maps error codes to HTTP statuses for pages.
+var statusOf = map[models.Code]int{
+	models.CodeInvalidRequest:   http.StatusBadRequest,
+	models.CodeUnauthorized:     http.StatusUnauthorized,
+	models.CodeNotFound:         http.StatusNotFound,
+	models.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
+	models.CodeConflict:         http.StatusConflict,
+	models.CodeRateLimited:      http.StatusTooManyRequests,
+	models.CodeUnavailable:      http.StatusServiceUnavailable,
+}
+
+// fail answers with the HTML error page for err. Errors that are not
+// *models.Error, or are internal, are logged and shown generically.
+func (w *Web) fail(c *gin.Context, err error) {
+	var e *models.Error
+	if !errors.As(err, &e) {
+		e = &models.Error{Code: models.CodeInternal, Err: err}
+	}
+	status, ok := statusOf[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	v := templates.ErrorView{Status: status, Heading: http.StatusText(status), Message: e.Message}
+	switch {
+	case status == http.StatusServiceUnavailable:
+		v.Heading = "The store's database is not answering"
+		v.Message = "Nothing was lost. Please try again in a moment."
+	case status >= 500:
+		v.Heading = "Something went wrong"
+		v.Message = "Something went wrong on our side. Please try again; if it keeps happening, tell the team that runs the console."
+	}
+	if status >= 500 {
+		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
+	}
+	w.render(c, status, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	c.Abort()
+}
+
+// NotFound answers unknown console paths with an HTML 404.
+func (w *Web) NotFound(c *gin.Context) {
+	setPageHeaders(c)
+	v := templates.ErrorView{Status: http.StatusNotFound, Heading: "Page not found", Message: "There is no page at this address."}
+	w.render(c, http.StatusNotFound, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+}
+
+// MethodNotAllowed answers a console path with a method it does not allow.
+func (w *Web) MethodNotAllowed(c *gin.Context) {
+	setPageHeaders(c)
+	v := templates.ErrorView{Status: http.StatusMethodNotAllowed, Heading: "Not allowed", Message: "This page cannot be used that way."}
+	w.render(c, http.StatusMethodNotAllowed, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+}
+
+// Recover answers a panic on a console page with the generic error page.
+func (w *Web) Recover(c *gin.Context, recovered any) {
+	w.log.Error("panic serving console request", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", recovered)
+	if c.Writer.Written() {
+		c.Abort()
+		return
+	}
+	setPageHeaders(c)
+	w.fail(c, errors.New("panic"))
+}
