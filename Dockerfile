@@ -23,5 +23,7 @@ ENV LISTEN_ADDR=:8080 \
     DATABASE_URL=sqlite:/data/petstore.db
 VOLUME ["/data"]
 EXPOSE 8080
+# No shell in the image: the binary probes itself.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["/usr/local/bin/petstore", "healthcheck"]
 ENTRYPOINT ["/usr/local/bin/petstore"]
 CMD ["serve"]

@@ -18,7 +18,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o petstore .
 
 test: deps check
-	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 $(GO) test -count=1 -race ./...
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 $(GO) test -count=1 -race -timeout=30m ./...
 
 # generate rewrites the templ components' Go code (committed, never edited by hand).
 generate:

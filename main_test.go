@@ -714,3 +714,24 @@ func lastLine(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return s[strings.LastIndexByte(s, '\n')+1:]
 }
+
+func TestHealthcheck(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db"), "LISTEN_ADDR": "127.0.0.1:0"}
+	srv := startServer(t, vars)
+	_, port, _ := net.SplitHostPort(srv.addr)
+	probe := map[string]string{"LISTEN_ADDR": ":" + port}
+	for _, args := range [][]string{{"healthcheck"}, {"healthcheck", "--ready"}} {
+		if r := runCLI(t, probe, "", args...); r.code != 0 || !strings.Contains(r.stdout, "200 OK") {
+			t.Errorf("%v against a running server: exit %d, %q %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+	// Nothing listening: exit 1 with one line.
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	free := l.Addr().String()
+	l.Close()
+	r := runCLI(t, map[string]string{"LISTEN_ADDR": free}, "", "healthcheck")
+	if r.code != 1 || !strings.HasPrefix(r.stderr, "petstore: healthcheck:") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("no server: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -347,3 +347,17 @@ func TestChangePetStatus(t *testing.T) {
 		}
 	})
 }
+
+// Console forms are capped: an oversized post is refused and stores nothing.
+func TestFormBodyCapped(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		b, tok := e.signedIn()
+		p := b.post("/admin/pets", url.Values{"csrf_token": {tok}, "name": {strings.Repeat("x", 100<<10)}, "categoryId": {"1"}})
+		wantStatus(t, p, http.StatusRequestEntityTooLarge)
+		if !strings.Contains(p.Body, "too large") || e.countPets(t) != 0 {
+			t.Errorf("oversized form: %s; %d pets stored", text(p, "h1"), e.countPets(t))
+		}
+		wantStatus(t, b.get("/admin/pets"), http.StatusOK) // still signed in
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"path"
@@ -99,6 +100,19 @@ func (w *Web) checkCSRF(c *gin.Context) {
 		refuse()
 		return
 	}
+	// Console forms are small: cap the body before anything reads it.
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
+	if err := c.Request.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		status, v := http.StatusBadRequest, templates.ErrorView{Heading: "Request refused", Message: "The form could not be read, so nothing was changed."}
+		if errors.As(err, &tooBig) {
+			status, v.Message = http.StatusRequestEntityTooLarge, "The form is too large, so nothing was changed."
+		}
+		v.Status = status
+		w.render(c, status, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+		c.Abort()
+		return
+	}
 	s := session(c)
 	want, _ := s.Get(keyCSRF).(string)
 	got := c.GetHeader("X-CSRF-Token")
@@ -110,6 +124,15 @@ func (w *Web) checkCSRF(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// MaxFormBytes caps the body of a console form.
+const MaxFormBytes = 64 << 10
+
+// StaffName returns the signed-in staff member of a console request, for
+// request logs, or "".
+func StaffName(c *gin.Context) string {
+	return currentUser(c).Username
 }
 
 // requireStaff lets signed-in staff through and sends everyone else to the

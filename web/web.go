@@ -109,6 +109,7 @@ func (w *Web) Register(r *gin.Engine) {
 	w.registerPets(staff)
 	w.registerAPIKeys(staff)
 	w.registerUsers(staff)
+	w.registerAudit(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console (and so

@@ -1,0 +1,78 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+	"petstore/templates"
+)
+
+func (w *Web) registerAudit(r gin.IRouter) {
+	r.GET("/audit", w.listAudit)
+}
+
+// listAudit shows one page of the audit trail with its filters.
+func (w *Web) listAudit(c *gin.Context) {
+	action, actor, target := c.Query("action"), c.Query("actor"), c.Query("target")
+	v := templates.AuditView{Action: action, Actor: actor, Target: target, Actions: models.AuditActions,
+		Filtered: action != "" || actor != "" || target != ""}
+	q, err := models.ParseAuditQuery(action, actor, target, c.Query("before"))
+	status := http.StatusOK
+	if err != nil {
+		var e *models.Error
+		if !errors.As(err, &e) {
+			w.fail(c, err)
+			return
+		}
+		v.Error, status = e.Message, http.StatusBadRequest
+		w.render(c, status, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+		return
+	}
+	events, more, err := w.store.ListAuditEvents(c.Request.Context(), q)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	for _, ev := range events {
+		v.Rows = append(v.Rows, auditRow(ev))
+	}
+	link := func(before int64) string {
+		p := url.Values{}
+		for k, val := range map[string]string{"action": action, "actor": actor, "target": target} {
+			if val != "" {
+				p.Set(k, val)
+			}
+		}
+		if before > 0 {
+			p.Set("before", strconv.FormatInt(before, 10))
+		}
+		if len(p) == 0 {
+			return Prefix + "/audit"
+		}
+		return Prefix + "/audit?" + p.Encode()
+	}
+	if more {
+		v.OlderURL = link(events[len(events)-1].ID)
+	}
+	if q.Before > 0 {
+		v.NewestURL = link(0)
+	}
+	w.render(c, status, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+}
+
+func auditRow(ev models.AuditEvent) templates.AuditRow {
+	r := templates.AuditRow{When: ev.At.UTC().Format("2006-01-02 15:04:05") + " UTC", Actor: ev.Actor, Action: ev.Action, Detail: ev.Detail}
+	if ev.TargetID > 0 {
+		target := ev.TargetType + ":" + strconv.FormatInt(ev.TargetID, 10)
+		r.Target = ev.TargetType + " " + strconv.FormatInt(ev.TargetID, 10)
+		r.TargetURL = Prefix + "/audit?target=" + url.QueryEscape(target)
+	} else {
+		r.Target = ev.TargetType
+	}
+	return r
+}
