@@ -100,7 +100,7 @@ func newJourney(t *testing.T, driver string) *journey {
 
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	router, err := newRouter(context.Background(), config.Config{}, store, log, time.Now)
+	router, err := newRouter(context.Background(), config.Config{}, store, log, time.Now, nil)
 	if err != nil {
 		t.Fatalf("newRouter: %v", err)
 	}

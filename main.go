@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
 
 	"petstore/api"
 	"petstore/config"
@@ -65,7 +66,8 @@ Usage:
 
 Configuration is read from the environment: LISTEN_ADDR, DATABASE_URL,
 PETSTORE_PUBLIC_URL, DATABASE_MAX_OPEN_CONNS, DATABASE_MAX_IDLE_CONNS,
-DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, TRUSTED_PROXIES, LOG_FORMAT.
+DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, TRUSTED_PROXIES, LOG_FORMAT,
+RATE_LIMIT_RPS, RATE_LIMIT_BURST, METRICS_ADDR.
 See README.md.
 `
 
@@ -214,6 +216,13 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		return c.fail(fmt.Errorf("LISTEN_ADDR: cannot listen on %s: %w", cfg.ListenAddr, err))
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if cfg.MetricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
+			return c.fail(fmt.Errorf("METRICS_ADDR: cannot listen on %s: %w", cfg.MetricsAddr, err))
+		}
+		defer metricsLn.Close()
+	}
 	_, store, err := c.open(ctx, log)
 	if err != nil {
 		return c.fail(err)
@@ -231,9 +240,23 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		printBootstrap(c.stdout, boot, base)
 	}
 
-	router, err := newRouter(ctx, cfg, store, log, time.Now)
+	metrics := api.NewMetrics(store.SQLDB())
+	router, err := newRouter(ctx, cfg, store, log, time.Now, metrics)
 	if err != nil {
 		return c.fail(err)
+	}
+	var metricsSrv *http.Server
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.Handler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+		go func() {
+			if err := metricsSrv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server stopped", "error", err)
+			}
+		}()
+		log.Info("metrics listening", "addr", metricsLn.Addr().String())
 	}
 	srv := &http.Server{
 		Handler:           router,
@@ -257,6 +280,9 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	log.Info("shutting down: finishing requests in flight")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if metricsSrv != nil {
+		go metricsSrv.Shutdown(shutdownCtx)
+	}
 	if err := srv.Shutdown(shutdownCtx); err != nil {
 		log.Error("shutdown did not finish in time", "error", err)
 		return 1
@@ -287,7 +313,7 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 // newRouter wires the whole HTTP surface: the API and probes, the console
 // and its static files, and the errors of unknown paths in the style of
 // the part they fall in (JSON under /v1, HTML in the console).
-func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time) (*gin.Engine, error) {
+func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (*gin.Engine, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -295,12 +321,14 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 	if err := r.SetTrustedProxies(cfg.TrustedProxies); err != nil {
 		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
-	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
+	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log,
+		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics})
 	console, err := web.New(ctx, store, web.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}
-	r.Use(requestLog(log), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+	// Metrics sit outside recovery so that recovered panics count as 500s.
+	r.Use(requestLog(log), metrics.Middleware(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 		if web.IsConsolePath(c.Request.URL.Path) {
 			console.Recover(c, err)
 			return
@@ -308,6 +336,9 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		a.Recover(c, err)
 	}))
 	a.Register(r)
+	if cfg.MetricsAddr == "" {
+		a.RegisterMetrics(r) // GET /metrics behind the API keys
+	}
 	console.Register(r)
 	r.NoRoute(func(c *gin.Context) {
 		if web.IsConsolePath(c.Request.URL.Path) {

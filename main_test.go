@@ -735,3 +735,44 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("no server: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// Metrics are served on METRICS_ADDR without a key, or on the main address
+// behind the API keys.
+func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")
+	srv := startServer(t, map[string]string{"DATABASE_URL": dbURL, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0"})
+	m := regexp.MustCompile(`msg="metrics listening" addr=(\S+)`).FindStringSubmatch(srv.stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics listening line:\n%s", srv.stderr)
+	}
+	get(t, "http://"+srv.addr+"/v1/openapi.json", nil)
+	code, body := get(t, "http://"+m[1]+"/metrics", nil)
+	if code != 200 || !strings.Contains(body, `petstore_http_requests_total{method="GET",route="/v1/openapi.json",status="200"} 1`) {
+		t.Errorf("metrics address: %d\n%.2000s", code, body)
+	}
+	// With METRICS_ADDR set, the main address has no /metrics.
+	if code, _ := get(t, "http://"+srv.addr+"/metrics", nil); code != 404 {
+		t.Errorf("main /metrics with METRICS_ADDR set: %d, want 404", code)
+	}
+
+	dbURL2 := "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")
+	srv2 := startServer(t, map[string]string{"DATABASE_URL": dbURL2, "LISTEN_ADDR": "127.0.0.1:0"})
+	if code, _ := get(t, "http://"+srv2.addr+"/metrics", nil); code != 401 {
+		t.Errorf("main /metrics without a key: %d, want 401", code)
+	}
+	key := bootstrapKey.FindStringSubmatch(srv2.stdout.String())
+	if key == nil {
+		t.Fatal("no bootstrap key")
+	}
+	req, _ := http.NewRequest("GET", "http://"+srv2.addr+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+key[1])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Errorf("main /metrics with a key: %d", res.StatusCode)
+	}
+}

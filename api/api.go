@@ -1,6 +1,7 @@
 // Package api serves the partner-facing JSON API under /v1: the pet
-// endpoints, bearer API-key authentication, the one JSON error writer, the
-// health probes and the embedded OpenAPI document.
+// endpoints, bearer API-key authentication with a per-key rate limit, the
+// one JSON error writer, the health probes, the embedded OpenAPI document
+// and the Prometheus metrics of the HTTP server.
 package api
 
 import (
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
 
 	"petstore/models"
 )
@@ -22,6 +24,19 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives server errors; nil discards them.
 	Logger *slog.Logger
+	// RateLimit is how many requests per second one API key may make,
+	// sustained, on this instance (the buckets are in memory, so N
+	// instances allow up to N times as much); past it, 429. 0 (the zero
+	// Options, as handler tests use), a negative value or rate.Inf turns
+	// the limit off: the production default (50/s, bursts of 100) is
+	// config's to set, with the other defaults.
+	RateLimit rate.Limit
+	// RateBurst is how many requests a rested key may make at once before
+	// RateLimit applies; 0 (or less) means two seconds' worth of RateLimit.
+	RateBurst int
+	// Metrics receives the rate-limit refusals and is what RegisterMetrics
+	// serves; nil records nothing.
+	Metrics *Metrics
 }
 
 // API holds the handlers' dependencies.
@@ -31,11 +46,16 @@ type API struct {
 	now       func() time.Time
 	log       *slog.Logger
 	openapi   []byte
+	limiter   *limiter // nil: no rate limit
+	metrics   *Metrics // nil: no metrics
 }
 
 // New returns the API over store.
 func New(store *models.Store, o Options) *API {
-	a := &API{store: store, publicURL: o.PublicURL, now: o.Now, log: o.Logger}
+	a := &API{store: store, publicURL: o.PublicURL, now: o.Now, log: o.Logger, metrics: o.Metrics}
+	// The limiter keeps real time even when tests freeze Now for the
+	// sunset: a frozen clock would never refill a bucket.
+	a.limiter = newLimiter(o.RateLimit, o.RateBurst, time.Now)
 	if a.now == nil {
 		a.now = time.Now
 	}

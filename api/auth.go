@@ -12,7 +12,8 @@ import (
 const keyContext = "petstore.apikey"
 
 // authenticate checks the bearer API key and aborts with 401 when it is
-// missing, malformed, unknown or revoked.
+// missing, malformed, unknown or revoked, then applies the key's rate limit
+// (429 when exceeded).
 func (a *API) authenticate(c *gin.Context) {
 	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
 	if !ok {
@@ -25,6 +26,9 @@ func (a *API) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(keyContext, k)
+	if !a.rateLimit(c, k) {
+		return
+	}
 	c.Next()
 }
 

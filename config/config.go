@@ -49,6 +49,15 @@ type Config struct {
 	// TrustedProxies lists the proxy addresses or CIDRs whose
 	// X-Forwarded-For is believed (TRUSTED_PROXIES, comma separated).
 	TrustedProxies []string
+	// RateLimitRPS is how many requests per second one API key may make on
+	// one instance (RATE_LIMIT_RPS; 0 turns the limit off), with bursts of
+	// RateLimitBurst (RATE_LIMIT_BURST).
+	RateLimitRPS   float64
+	RateLimitBurst int
+	// MetricsAddr is where Prometheus metrics are served without
+	// authentication (METRICS_ADDR); "" serves /metrics on the main address
+	// behind the API keys.
+	MetricsAddr string
 }
 
 // Defaults, in one place.
@@ -59,6 +68,8 @@ const (
 	DefaultMaxIdleConns    = 10
 	DefaultConnMaxLifetime = 30 * time.Minute
 	DefaultConnectTimeout  = 30 * time.Second
+	DefaultRateLimitRPS    = 50
+	DefaultRateLimitBurst  = 100
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -72,14 +83,31 @@ func (e *Error) Error() string { return e.Var + ": " + e.Msg }
 // Load reads the configuration through getenv (os.Getenv in production) and
 // validates it.
 func Load(getenv func(string) string) (Config, error) {
-	cfg := Config{ListenAddr: DefaultListenAddr}
-	if v := strings.TrimSpace(getenv("LISTEN_ADDR")); v != "" {
-		_, port, err := net.SplitHostPort(v)
-		if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-			return Config{}, &Error{"LISTEN_ADDR", fmt.Sprintf("%q is not a host:port address with a port from 0 to 65535 (for example :8080 or 127.0.0.1:8080)", v)}
+	cfg := Config{ListenAddr: DefaultListenAddr, RateLimitRPS: DefaultRateLimitRPS, RateLimitBurst: DefaultRateLimitBurst}
+	for _, a := range []struct {
+		name string
+		dst  *string
+	}{{"LISTEN_ADDR", &cfg.ListenAddr}, {"METRICS_ADDR", &cfg.MetricsAddr}} {
+		if v := strings.TrimSpace(getenv(a.name)); v != "" {
+			_, port, err := net.SplitHostPort(v)
+			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+				return Config{}, &Error{a.name, fmt.Sprintf("%q is not a host:port address with a port from 0 to 65535 (for example :8080 or 127.0.0.1:8080)", v)}
+			}
+			*a.dst = v
 		}
-		cfg.ListenAddr = v
 	}
+	if v := strings.TrimSpace(getenv("RATE_LIMIT_RPS")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1e9 {
+			return Config{}, &Error{"RATE_LIMIT_RPS", fmt.Sprintf("%q is not a number of requests per second (0 turns the limit off)", v)}
+		}
+		cfg.RateLimitRPS = f
+	}
+	burst, err := positiveInt(getenv("RATE_LIMIT_BURST"), DefaultRateLimitBurst)
+	if err != nil {
+		return Config{}, &Error{"RATE_LIMIT_BURST", err.Error()}
+	}
+	cfg.RateLimitBurst = burst
 
 	raw := strings.TrimSpace(getenv("DATABASE_URL"))
 	if raw == "" {

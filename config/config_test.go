@@ -30,6 +30,8 @@ func defaults() config.Config {
 			ConnMaxLifetime: 30 * time.Minute,
 			ConnectTimeout:  30 * time.Second,
 		},
+		RateLimitRPS:   50,
+		RateLimitBurst: 100,
 	}
 }
 
@@ -65,6 +67,9 @@ func TestLoad(t *testing.T) {
 		want func(c *config.Config)
 	}{
 		{"listen addr with host", map[string]string{"LISTEN_ADDR": "127.0.0.1:9000"}, func(c *config.Config) { c.ListenAddr = "127.0.0.1:9000" }},
+		{"rate limit off", map[string]string{"RATE_LIMIT_RPS": "0", "RATE_LIMIT_BURST": "5"}, func(c *config.Config) { c.RateLimitRPS, c.RateLimitBurst = 0, 5 }},
+		{"fractional rate", map[string]string{"RATE_LIMIT_RPS": "2.5"}, func(c *config.Config) { c.RateLimitRPS = 2.5 }},
+		{"metrics addr", map[string]string{"METRICS_ADDR": "127.0.0.1:9090"}, func(c *config.Config) { c.MetricsAddr = "127.0.0.1:9090" }},
 		{"listen addr ipv6", map[string]string{"LISTEN_ADDR": "[::1]:8081"}, func(c *config.Config) { c.ListenAddr = "[::1]:8081" }},
 		{"listen addr trimmed", map[string]string{"LISTEN_ADDR": " :9000\n"}, func(c *config.Config) { c.ListenAddr = ":9000" }},
 		{"sqlite relative path", map[string]string{"DATABASE_URL": "sqlite:data/pets.db"}, func(c *config.Config) {
@@ -232,6 +237,10 @@ func TestLoadErrors(t *testing.T) {
 		{"listen addr empty port", map[string]string{"LISTEN_ADDR": ":"}, "LISTEN_ADDR"},
 		{"listen addr host and colon", map[string]string{"LISTEN_ADDR": "localhost:"}, "LISTEN_ADDR"},
 		{"listen addr named port", map[string]string{"LISTEN_ADDR": ":http"}, "LISTEN_ADDR"},
+		{"metrics addr without port", map[string]string{"METRICS_ADDR": "localhost"}, "METRICS_ADDR"},
+		{"negative rate", map[string]string{"RATE_LIMIT_RPS": "-1"}, "RATE_LIMIT_RPS"},
+		{"rate not a number", map[string]string{"RATE_LIMIT_RPS": "lots"}, "RATE_LIMIT_RPS"},
+		{"zero burst", map[string]string{"RATE_LIMIT_BURST": "0"}, "RATE_LIMIT_BURST"},
 		{"mysql user with colon", map[string]string{"DATABASE_URL": "mysql://a%3Ab:pw@db/petstore"}, "DATABASE_URL"},
 		{"listen addr host only", map[string]string{"LISTEN_ADDR": "localhost"}, "LISTEN_ADDR"},
 		{"listen addr ipv6 without port", map[string]string{"LISTEN_ADDR": "[::1]"}, "LISTEN_ADDR"},

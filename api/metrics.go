@@ -1,0 +1,137 @@
+package api
+
+import (
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// UnmatchedRoute is the route label of requests that matched no route (404s,
+// and 405s, which Gin answers without a route). The raw path is never used as
+// a label: anyone can send any path, and each distinct label value is a new
+// time series kept in memory until the process ends.
+const UnmatchedRoute = "unmatched"
+
+// Metrics is the service's Prometheus instrumentation. It owns its own
+// registry (not the process-global one), so a process or a test may build
+// as many as it likes. Every method is safe on a nil *Metrics, which records
+// nothing.
+type Metrics struct {
+	registry    *prometheus.Registry
+	requests    *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	rateLimited prometheus.Counter
+	handler     http.Handler
+}
+
+// NewMetrics returns the instrumentation with the request, latency and
+// rate-limit metrics, the Go runtime, process and build collectors and, when
+// db is not nil, the connection pool statistics of db (exported by
+// client_golang as go_sql_*{db_name="petstore"}).
+func NewMetrics(db *sql.DB) *Metrics {
+	reg := prometheus.NewRegistry()
+	m := &Metrics{
+		registry: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "petstore_http_requests_total",
+			Help: "HTTP requests answered, by route pattern (or \"unmatched\"), method and status.",
+		}, []string{"route", "method", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "petstore_http_request_duration_seconds",
+			Help: "Time from receiving a request to answering it, by route pattern (or \"unmatched\") and method.",
+			// From a cached 1 ms answer to a database that barely answers
+			// within the server's write timeout.
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "petstore_rate_limited_total",
+			Help: "API requests refused with 429 because their API key exceeded its rate limit on this instance.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.duration, m.rateLimited,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewBuildInfoCollector(),
+	)
+	if db != nil {
+		reg.MustRegister(collectors.NewDBStatsCollector(db, "petstore"))
+	}
+	// InstrumentMetricHandler adds promhttp_metric_handler_* so that
+	// scrapes themselves can be watched.
+	m.handler = promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	return m
+}
+
+// Registry returns the registry behind the metrics, for other parts of the
+// program to add their own collectors to.
+func (m *Metrics) Registry() *prometheus.Registry {
+	if m == nil {
+		return nil
+	}
+	return m.registry
+}
+
+// Handler serves the metrics in the Prometheus text format, with no
+// authentication of its own: mount it on a private listen address
+// (METRICS_ADDR), or use API.RegisterMetrics to serve it behind API keys.
+func (m *Metrics) Handler() http.Handler {
+	if m == nil {
+		return http.NotFoundHandler()
+	}
+	return m.handler
+}
+
+// Middleware counts and times every request. Install it on the engine with
+// Use before any route (and outside the recovery middleware, so that
+// recovered panics are counted as the 500s they become); it then also sees
+// NoRoute and NoMethod answers.
+func (m *Metrics) Middleware() gin.HandlerFunc {
+	if m == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = UnmatchedRoute
+		}
+		method := methodLabel(c.Request.Method)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Writer.Status())).Inc()
+		m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
+	}
+}
+
+// countRateLimited records one request refused by the rate limiter.
+func (m *Metrics) countRateLimited() {
+	if m != nil {
+		m.rateLimited.Inc()
+	}
+}
+
+// methodLabel bounds the method label to the standard methods: a client may
+// send any token as a method.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// RegisterMetrics mounts GET /metrics on r behind the same bearer API keys
+// (and per-key rate limit) as the API, for deployments without a separate
+// metrics listen address. It mounts nothing when Options.Metrics is nil.
+func (a *API) RegisterMetrics(r gin.IRouter) {
+	if a.metrics == nil {
+		return
+	}
+	r.GET("/metrics", apiHeaders, a.authenticate, gin.WrapH(a.metrics.Handler()))
+}

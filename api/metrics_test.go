@@ -1,0 +1,313 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/api"
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+// observed is an API server wired the way main wires it with metrics on:
+// the metrics middleware on the whole engine (outside recovery) and
+// GET /metrics behind the API keys. It has two keys.
+type observed struct {
+	t       *testing.T
+	srv     *httptest.Server
+	metrics *api.Metrics
+	keys    [2]string
+}
+
+func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
+	t.Helper()
+	m := api.NewMetrics(store.SQLDB())
+	o.Metrics = m
+	a := api.New(store, o)
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.Use(m.Middleware(), gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
+	a.Register(r)
+	a.RegisterMetrics(r)
+	r.NoRoute(a.NoRoute)
+	r.NoMethod(a.NoMethod)
+	ob := &observed{t: t, srv: httptest.NewServer(r), metrics: m}
+	t.Cleanup(ob.srv.Close)
+	for i := range ob.keys {
+		_, key, err := store.CreateAPIKey(context.Background(), "partner "+strconv.Itoa(i), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ob.keys[i] = key
+	}
+	return ob
+}
+
+// do sends a request with key as bearer credential ("" for none) and checks
+// the response against openapi.json, except for a 429 of an operation
+// whose entry does not document 429 yet.
+func (o *observed) do(method, path, key, body string) response {
+	o.t.Helper()
+	req, err := http.NewRequest(method, o.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := o.srv.Client().Do(req)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	r := readResponse(o.t, res)
+	if r.Status != http.StatusTooManyRequests || documents(req, http.StatusTooManyRequests) {
+		checkAgainstOpenAPI(o.t, req, r)
+	}
+	return r
+}
+
+// documents reports whether the operation req matches in openapi.json
+// lists status among its responses.
+func documents(req *http.Request, status int) bool {
+	m := req.Clone(context.Background())
+	m.URL.Scheme, m.URL.Host = "http", specHost
+	route, _, err := specRouter.FindRoute(m)
+	return err == nil && route.Operation.Responses.Value(strconv.Itoa(status)) != nil
+}
+
+// scrape reads /metrics with key and returns the text exposition.
+func (o *observed) scrape(key string) string {
+	o.t.Helper()
+	r := o.do("GET", "/metrics", key, "")
+	if r.Status != http.StatusOK {
+		o.t.Fatalf("GET /metrics: status %d, body %s", r.Status, r.Body)
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		o.t.Errorf("GET /metrics: Content-Type %q, want the text exposition format", ct)
+	}
+	return string(r.Body)
+}
+
+// sample returns the value of one series (name and labels exactly as
+// exposed, labels in name order) in a text exposition.
+func sample(exposition, series string) (float64, bool) {
+	for line := range strings.Lines(exposition) {
+		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil
+		}
+	}
+	return 0, false
+}
+
+// wantSample asserts the value of a series.
+func wantSample(t *testing.T, exposition, series string, want float64) {
+	t.Helper()
+	got, ok := sample(exposition, series)
+	if !ok {
+		t.Errorf("no series %s in /metrics", series)
+	} else if got != want {
+		t.Errorf("%s = %v, want %v", series, got, want)
+	}
+}
+
+// TestRateLimit drives a low limit (1 request/s, bursts of 5) over real
+// HTTP: the 6th rapid request of a key is refused with 429, an Error body
+// and Retry-After, without touching other keys or the 401 of strangers, and
+// the key works again after the announced wait.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		o := newObserved(t, s, api.Options{RateLimit: 1, RateBurst: 5})
+		limited, other := o.keys[0], o.keys[1]
+
+		for i := range 5 {
+			if r := o.do("GET", "/v1/pets", limited, ""); r.Status != http.StatusOK {
+				t.Fatalf("request %d of the burst: status %d, body %s", i+1, r.Status, r.Body)
+			}
+		}
+		r := o.do("GET", "/v1/pets", limited, "")
+		body := wantError(t, r, http.StatusTooManyRequests, models.CodeRateLimited)
+		if !strings.Contains(body.Message, "1 per second with bursts of 5") {
+			t.Errorf("message %q does not state the limit", body.Message)
+		}
+		wait, err := strconv.Atoi(r.Header.Get("Retry-After"))
+		if err != nil || wait < 1 {
+			t.Fatalf("Retry-After = %q, want whole seconds >= 1", r.Header.Get("Retry-After"))
+		}
+		if r.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("429 without the API headers: Cache-Control %q", r.Header.Get("Cache-Control"))
+		}
+
+		// The bucket is the key's, whatever the route.
+		for _, path := range []string{"/v1/pets/1", "/v1/nothing-here"} {
+			wantError(t, o.do("GET", path, limited, ""), http.StatusTooManyRequests, models.CodeRateLimited)
+		}
+		wantError(t, o.do("POST", "/v1/pets", limited, `{"name":"Rex","categoryId":1}`), http.StatusTooManyRequests, models.CodeRateLimited)
+		refused := 4.0
+
+		if r := o.do("GET", "/v1/pets", other, ""); r.Status != http.StatusOK {
+			t.Fatalf("another key: status %d, body %s", r.Status, r.Body)
+		}
+		// Strangers get their 401 first, however many they send.
+		for range 10 {
+			wantError(t, o.do("GET", "/v1/pets", "", ""), http.StatusUnauthorized, models.CodeUnauthorized)
+			wantError(t, o.do("GET", "/v1/pets", "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""), http.StatusUnauthorized, models.CodeUnauthorized)
+		}
+
+		m := o.scrape(other)
+		wantSample(t, m, "petstore_rate_limited_total", refused)
+		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="429"}`, 1)
+		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="401"}`, 20)
+
+		time.Sleep(time.Duration(wait) * time.Second)
+		if r := o.do("GET", "/v1/pets", limited, ""); r.Status != http.StatusOK {
+			t.Fatalf("after waiting Retry-After: status %d, body %s", r.Status, r.Body)
+		}
+		wantSample(t, o.scrape(other), "petstore_rate_limited_total", refused)
+	})
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		o := newObserved(t, s, api.Options{})
+		key := o.keys[0]
+
+		wantError(t, o.do("GET", "/metrics", "", ""), http.StatusUnauthorized, models.CodeUnauthorized)
+		wantError(t, o.do("GET", "/metrics", "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""), http.StatusUnauthorized, models.CodeUnauthorized)
+
+		requests := []struct {
+			method, path, key, body string
+			status                  int
+		}{
+			{"GET", "/v1/pets", key, "", 200},
+			{"GET", "/v1/pets?limit=1", key, "", 200},
+			{"GET", "/v1/pets?limit=abc", key, "", 400},
+			{"POST", "/v1/pets", key, `{"name":"Rex","categoryId":1}`, 201},
+			{"GET", "/v1/pets/987654", key, "", 404},
+			{"GET", "/v1/secret-path-1", key, "", 404},
+			{"GET", "/secret-path-2/x", "", "", 404},
+			{"DELETE", "/v1/pets", key, "", 405},
+			{"BREW", "/v1/pets", key, "", 405},
+		}
+		for _, rq := range requests {
+			if r := o.do(rq.method, rq.path, rq.key, rq.body); r.Status != rq.status {
+				t.Fatalf("%s %s: status %d, want %d; body %s", rq.method, rq.path, r.Status, rq.status, r.Body)
+			}
+		}
+
+		m := o.scrape(key)
+		for series, want := range map[string]float64{
+			`petstore_http_requests_total{method="GET",route="/v1/pets",status="200"}`:               2,
+			`petstore_http_requests_total{method="GET",route="/v1/pets",status="400"}`:               1,
+			`petstore_http_requests_total{method="POST",route="/v1/pets",status="201"}`:              1,
+			`petstore_http_requests_total{method="GET",route="/v1/pets/:petId",status="404"}`:        1,
+			`petstore_http_requests_total{method="GET",route="unmatched",status="404"}`:              2,
+			`petstore_http_requests_total{method="DELETE",route="unmatched",status="405"}`:           1,
+			`petstore_http_requests_total{method="other",route="unmatched",status="405"}`:            1,
+			`petstore_http_requests_total{method="GET",route="/metrics",status="401"}`:               2,
+			`petstore_http_request_duration_seconds_count{method="GET",route="/v1/pets"}`:            3,
+			`petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets",le="+Inf"}`: 3,
+			`petstore_rate_limited_total`:                     0,
+			`go_sql_max_open_connections{db_name="petstore"}`: 20, // modelstest.Open's pool size
+		} {
+			wantSample(t, m, series, want)
+		}
+		for _, name := range []string{
+			"# TYPE petstore_http_request_duration_seconds histogram",
+			`petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets",le="0.001"} `,
+			`go_sql_open_connections{db_name="petstore"} `,
+			`go_sql_in_use_connections{db_name="petstore"} `,
+			`go_sql_wait_count_total{db_name="petstore"} `,
+			"go_goroutines ",
+			"go_build_info{",
+		} {
+			if !strings.Contains(m, "\n"+name) {
+				t.Errorf("no %q in /metrics", name)
+			}
+		}
+		if runtime.GOOS == "linux" && !strings.Contains(m, "\nprocess_cpu_seconds_total ") {
+			t.Error("no process metrics in /metrics")
+		}
+		if strings.Contains(m, "secret-path") {
+			t.Error("a raw request path became a label")
+		}
+
+		// The first scrape is counted once it has been answered.
+		wantSample(t, o.scrape(key), `petstore_http_requests_total{method="GET",route="/metrics",status="200"}`, 1)
+	})
+}
+
+// The handler for a separate metrics address (METRICS_ADDR) needs no
+// credential, and each Metrics has its own registry.
+func TestMetricsHandler(t *testing.T) {
+	t.Parallel()
+	for range 2 {
+		m := api.NewMetrics(nil)
+		srv := httptest.NewServer(m.Handler())
+		res, err := srv.Client().Get(srv.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := readResponse(t, res)
+		srv.Close()
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "\ngo_goroutines ") {
+			t.Fatalf("status %d, body %.300s", r.Status, r.Body)
+		}
+		if strings.Contains(string(r.Body), "go_sql_") {
+			t.Error("pool metrics without a database")
+		}
+		if m.Registry() == nil {
+			t.Error("no registry")
+		}
+	}
+}
+
+// Without Options.Metrics there is no /metrics route, and a nil *Metrics
+// records nothing without failing.
+func TestNoMetrics(t *testing.T) {
+	t.Parallel()
+	s := modelstest.Open(t, models.DriverSQLite)
+	_, key, err := s.CreateAPIKey(context.Background(), "partner", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *api.Metrics
+	a := api.New(s, api.Options{})
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(m.Middleware())
+	a.Register(r)
+	a.RegisterMetrics(r)
+	r.NoRoute(a.NoRoute)
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	for path, want := range map[string]int{"/metrics": http.StatusNotFound, "/v1/pets": http.StatusOK} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := readResponse(t, res); r.Status != want {
+			t.Errorf("GET %s: status %d, want %d", path, r.Status, want)
+		}
+	}
+	if m.Registry() != nil {
+		t.Error("nil Metrics has a registry")
+	}
+}

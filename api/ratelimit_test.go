@@ -1,0 +1,179 @@
+package api
+
+// Unit tests of the token buckets on a fake clock. The rate limit over real
+// HTTP, with both databases, is tested in metrics_test.go (TestRateLimit),
+// next to the refusal counter it feeds.
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// fakeClock is a clock that only moves when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time          { return c.t }
+func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func TestNewLimiter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		limit     rate.Limit
+		burst     int
+		off       bool
+		wantLimit rate.Limit
+		wantBurst int
+	}{
+		{"set values", 5, 7, false, 5, 7},
+		{"zero burst is two seconds' worth", 50, 0, false, 50, 100},
+		{"negative burst is two seconds' worth", 10, -1, false, 10, 20},
+		{"slow rate gets a burst of at least 1", 0.1, 0, false, 0.1, 1},
+		{"fractional rate", 0.5, 1, false, 0.5, 1},
+		{"zero rate turns it off", 0, 100, true, 0, 0},
+		{"rate.Inf turns it off", rate.Inf, 0, true, 0, 0},
+		{"negative rate turns it off", -1, 10, true, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLimiter(tt.limit, tt.burst, time.Now)
+			if tt.off {
+				if l != nil {
+					t.Fatalf("limiter = %+v, want none", l)
+				}
+				return
+			}
+			if l == nil || l.limit != tt.wantLimit || l.burst != tt.wantBurst {
+				t.Fatalf("limiter = %+v, want limit %v burst %d", l, tt.wantLimit, tt.wantBurst)
+			}
+		})
+	}
+}
+
+func TestLimiterPerKey(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(5, 5, clock.now)
+	for i := range 5 {
+		if _, ok := l.allow(1); !ok {
+			t.Fatalf("request %d of the burst refused", i+1)
+		}
+	}
+	wait, ok := l.allow(1)
+	if ok {
+		t.Fatal("6th request in the same instant allowed")
+	}
+	if wait != 200*time.Millisecond {
+		t.Errorf("wait = %v, want 200ms (one token at 5/s)", wait)
+	}
+	if _, ok := l.allow(2); !ok {
+		t.Error("another key was refused: buckets are not per key")
+	}
+	clock.advance(199 * time.Millisecond)
+	if _, ok := l.allow(1); ok {
+		t.Error("allowed before the announced wait was over")
+	}
+	clock.advance(time.Millisecond)
+	if _, ok := l.allow(1); !ok {
+		t.Error("refused after the announced wait")
+	}
+}
+
+// A refused request takes no token: hammering a limited key does not push
+// its next chance further away.
+func TestLimiterRefusalTakesNothing(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(5, 5, clock.now)
+	for range 5 {
+		l.allow(1)
+	}
+	for range 1000 {
+		if wait, ok := l.allow(1); ok || wait != 200*time.Millisecond {
+			t.Fatalf("allow = %v, %v; want refused with 200ms", wait, ok)
+		}
+	}
+	clock.advance(200 * time.Millisecond)
+	if _, ok := l.allow(1); !ok {
+		t.Fatal("refused requests consumed tokens")
+	}
+	if _, ok := l.allow(1); ok {
+		t.Fatal("more than the refilled token was given")
+	}
+}
+
+func TestLimiterEvictsIdleBuckets(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(50, 100, clock.now)
+	for key := range int64(10000) {
+		l.allow(key)
+	}
+	if n := l.size(); n != 10000 {
+		t.Fatalf("size = %d, want 10000", n)
+	}
+	// Still in use within the idle window: kept.
+	clock.advance(bucketIdle - time.Second)
+	l.allow(1)
+	if n := l.size(); n != 10000 {
+		t.Fatalf("size = %d within the idle window, want 10000", n)
+	}
+	// Past it (and past the next sweep): only key 1, used a moment ago, is left.
+	clock.advance(sweepEvery + time.Second)
+	l.allow(1)
+	if n := l.size(); n != 1 {
+		t.Fatalf("size = %d after the idle window, want 1", n)
+	}
+}
+
+// Eviction never loosens a limit: a bucket that has not refilled is kept
+// however long it has been idle.
+func TestLimiterKeepsBucketsThatHaveNotRefilled(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	l := newLimiter(rate.Every(time.Hour), 1, clock.now) // refills in an hour
+	if _, ok := l.allow(1); !ok {
+		t.Fatal("first request refused")
+	}
+	clock.advance(2 * bucketIdle)
+	l.allow(2) // sweeps
+	if n := l.size(); n != 2 {
+		t.Fatalf("size = %d, want 2: the spent bucket was dropped", n)
+	}
+	wait, ok := l.allow(1)
+	if want := time.Hour - 2*bucketIdle; ok || (wait-want).Abs() > time.Millisecond {
+		t.Fatalf("allow = %v, %v; want refused for %v", wait, ok, want)
+	}
+	clock.advance(time.Hour)
+	l.allow(2)
+	if n := l.size(); n != 1 {
+		t.Fatalf("size = %d, want 1 once key 1 refilled and stayed idle", n)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		wait time.Duration
+		want int
+	}{
+		{0, 1},
+		{time.Nanosecond, 1},
+		{200 * time.Millisecond, 1},
+		{time.Second, 1},
+		{time.Second + time.Millisecond, 2},
+		{2500 * time.Millisecond, 3},
+		{time.Hour, 3600},
+	}
+	for _, tt := range tests {
+		if got := retryAfter(tt.wait); got != tt.want {
+			t.Errorf("retryAfter(%v) = %d, want %d", tt.wait, got, tt.want)
+		}
+	}
+}
