@@ -39,6 +39,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// Logger receives slow-query and driver warnings; nil discards them.
 	Logger *slog.Logger
+	// PasswordCost is the bcrypt cost of new password hashes; 0 means 12.
+	// Tests lower it: hashing at cost 12 takes about a quarter second.
+	PasswordCost int
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
@@ -49,6 +52,8 @@ type Store struct {
 	log    *slog.Logger
 	// now is the clock; tests may replace it.
 	now func() time.Time
+	// passwordCost is the bcrypt cost of new password hashes.
+	passwordCost int
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -111,7 +116,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }}, nil
+	cost := o.PasswordCost
+	if cost == 0 {
+		cost = defaultPasswordCost
+	}
+	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost}, nil
 }
 
 // sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent

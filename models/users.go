@@ -29,9 +29,9 @@ type User struct {
 // Password rules. bcrypt reads at most 72 bytes, so longer is refused rather
 // than silently cut.
 const (
-	MinPasswordLength = 10
-	maxPasswordBytes  = 72
-	bcryptCost        = 12
+	MinPasswordLength   = 10
+	maxPasswordBytes    = 72
+	defaultPasswordCost = 12
 )
 
 var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
@@ -87,7 +87,7 @@ func (s *Store) newUser(username, password string) (User, error) {
 	if err := ValidatePassword(password); err != nil {
 		return User{}, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcryptCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
 	if err != nil {
 		return User{}, internal("hash password", err)
 	}
@@ -143,6 +143,6 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 
 // dummyHash is compared against when a username does not exist.
 var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), bcryptCost)
+	h, _ := bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), defaultPasswordCost)
 	return h
 })

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // for creating and dropping test databases
+	"golang.org/x/crypto/bcrypt"
 
 	"petstore/config"
 	"petstore/models"
@@ -48,10 +49,30 @@ var (
 // one was started. Use it as: func TestMain(m *testing.M) { modelstest.Main(m) }.
 func Main(m *testing.M) {
 	code := m.Run()
+	atExitMu.Lock()
+	fns := atExit
+	atExitMu.Unlock()
+	for i := len(fns) - 1; i >= 0; i-- {
+		fns[i]()
+	}
 	if server != nil {
 		server.stop()
 	}
 	os.Exit(code)
+}
+
+var (
+	atExitMu sync.Mutex
+	atExit   []func()
+)
+
+// AtExit registers fn to run once all tests of the binary have finished,
+// last registered first, for things shared by several tests (such as a
+// binary built once). It needs Main as the package's TestMain.
+func AtExit(fn func()) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExit = append(atExit, fn)
 }
 
 // Required reports whether a missing MariaDB must fail the run.
@@ -74,7 +95,10 @@ func ForEach(t *testing.T, fn func(t *testing.T, s *models.Store)) {
 func Open(tb testing.TB, driver string) *models.Store {
 	tb.Helper()
 	cfg := Database(tb, driver)
-	s, err := models.Open(context.Background(), models.Options{Driver: string(cfg.Driver), DSN: cfg.DSN, ConnectTimeout: 20 * time.Second, MaxOpenConns: 20})
+	// bcrypt's minimum cost: hashing at the production cost dominates the
+	// run time of console tests; the hashing code path is the same.
+	s, err := models.Open(context.Background(), models.Options{Driver: string(cfg.Driver), DSN: cfg.DSN,
+		ConnectTimeout: 20 * time.Second, MaxOpenConns: 20, PasswordCost: bcrypt.MinCost})
 	if err != nil {
 		tb.Fatalf("open %s: %v", cfg.Redacted, err)
 	}
@@ -129,8 +153,12 @@ func need(tb testing.TB) *mariadb {
 type mariadb struct {
 	base  *url.URL // mysql://root@127.0.0.1:PORT
 	admin *sql.DB
-	cmd   *exec.Cmd
 	dir   string
+
+	mu     sync.Mutex // guards cmd, down and frozen, for Stop, Start, Freeze and Thaw
+	cmd    *exec.Cmd  // nil for an outside server
+	down   bool       // stopped by Stop
+	frozen bool       // paused by Freeze
 }
 
 func startMariaDB() (*mariadb, error) {
@@ -231,26 +259,123 @@ func (m *mariadb) createDB(tb testing.TB) string {
 }
 
 // Restart stops the MariaDB server and starts it again after down, for
-// outage tests. It fails the test when the server is not private.
+// outage tests. Like Stop, it needs the private server.
 func Restart(tb testing.TB, down time.Duration) {
 	tb.Helper()
-	srv := need(tb)
-	if srv.cmd == nil {
-		tb.Fatal("Restart needs the private MariaDB server, not PETSTORE_TEST_MYSQL_URL")
+	Stop(tb)
+	time.Sleep(down)
+	Start(tb)
+}
+
+// Stop shuts the private MariaDB server down (SIGTERM, as an operator
+// would) and returns once it has exited, for outage tests; Start brings it
+// back. If the test ends with the server still down, it is started again.
+//
+// The server is shared by every test of the binary, so a test that stops it
+// must not run in parallel (no t.Parallel) with tests that use MariaDB:
+// sequential top-level tests run before any parallel one resumes. A server
+// given by PETSTORE_TEST_MYSQL_URL is not ours to stop: the test is skipped.
+func Stop(tb testing.TB) {
+	tb.Helper()
+	srv := private(tb)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.down {
+		return
+	}
+	if srv.frozen {
+		srv.cmd.Process.Signal(syscall.SIGCONT)
+		srv.frozen = false
 	}
 	srv.cmd.Process.Signal(syscall.SIGTERM)
-	srv.cmd.Wait()
-	time.Sleep(down)
+	done := make(chan struct{})
+	go func() { srv.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		srv.cmd.Process.Kill()
+		<-done
+	}
+	srv.down = true
+	tb.Cleanup(func() {
+		srv.mu.Lock()
+		down := srv.down
+		srv.mu.Unlock()
+		if down {
+			Start(tb)
+		}
+	})
+}
+
+// Start starts the private MariaDB server again after Stop, on the same
+// port and data, and returns once it answers. It does nothing when the
+// server is running.
+func Start(tb testing.TB) {
+	tb.Helper()
+	srv := private(tb)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if !srv.down {
+		return
+	}
 	cmd := exec.Command(srv.cmd.Path, srv.cmd.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = srv.cmd.Stdout, srv.cmd.Stderr
 	cmd.SysProcAttr = srv.cmd.SysProcAttr
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("restart mariadbd: %v", err)
 	}
-	srv.cmd = cmd
+	srv.cmd, srv.down = cmd, false
 	if err := waitPing(srv.admin, 30*time.Second); err != nil {
 		tb.Fatalf("mariadb did not come back: %v", err)
 	}
+}
+
+// Freeze pauses the private MariaDB server (SIGSTOP): it still accepts TCP
+// connections but answers nothing, like a hung host or a network partition.
+// Thaw resumes it; if the test ends with the server frozen, it is thawed.
+// The same rule as for Stop applies: no t.Parallel in tests that call it.
+func Freeze(tb testing.TB) {
+	tb.Helper()
+	srv := private(tb)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if srv.down || srv.frozen {
+		return
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatalf("freeze mariadbd: %v", err)
+	}
+	srv.frozen = true
+	tb.Cleanup(func() { Thaw(tb) })
+}
+
+// Thaw resumes the server paused by Freeze and returns once it answers.
+func Thaw(tb testing.TB) {
+	tb.Helper()
+	srv := private(tb)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if !srv.frozen {
+		return
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		tb.Fatalf("thaw mariadbd: %v", err)
+	}
+	srv.frozen = false
+	if err := waitPing(srv.admin, 30*time.Second); err != nil {
+		tb.Fatalf("mariadb did not answer after thawing: %v", err)
+	}
+}
+
+// private returns the private MariaDB server, skipping the test when the
+// server is an outside one (or failing or skipping it without MariaDB).
+func private(tb testing.TB) *mariadb {
+	tb.Helper()
+	srv := need(tb)
+	if srv.cmd == nil {
+		tb.Skip("stopping MariaDB needs the private server, not the one of PETSTORE_TEST_MYSQL_URL")
+	}
+	return srv
 }
 
 func waitPing(db *sql.DB, d time.Duration) error {
@@ -266,7 +391,12 @@ func waitPing(db *sql.DB, d time.Duration) error {
 
 func (m *mariadb) stop() {
 	m.admin.Close()
-	if m.cmd != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cmd != nil && !m.down {
+		if m.frozen {
+			m.cmd.Process.Signal(syscall.SIGCONT)
+		}
 		m.cmd.Process.Signal(syscall.SIGTERM)
 		done := make(chan struct{})
 		go func() { m.cmd.Wait(); close(done) }()
