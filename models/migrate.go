@@ -2,11 +2,13 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 )
@@ -42,7 +44,16 @@ func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
 		}
 		opts = append(opts, goose.WithLocker(locker))
 	}
-	p, err := goose.NewProvider(dialect, s.sqlDB, sub, opts...)
+	db := s.sqlDB
+	if s.migrateCfg != nil {
+		connector, err := mysql.NewConnector(s.migrateCfg)
+		if err != nil {
+			return MigrationResult{}, err
+		}
+		db = sql.OpenDB(connector)
+		defer db.Close()
+	}
+	p, err := goose.NewProvider(dialect, db, sub, opts...)
 	if err != nil {
 		return MigrationResult{}, fmt.Errorf("load migrations: %w", err)
 	}

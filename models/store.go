@@ -54,6 +54,8 @@ type Store struct {
 	now func() time.Time
 	// passwordCost is the bcrypt cost of new password hashes.
 	passwordCost int
+	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
+	migrateCfg *mysql.Config
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -64,9 +66,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var (
-		sqlDB     *sql.DB
-		dialector gorm.Dialector
-		err       error
+		sqlDB      *sql.DB
+		dialector  gorm.Dialector
+		err        error
+		migrateCfg *mysql.Config
 	)
 	switch o.Driver {
 	case DriverSQLite:
@@ -76,14 +79,20 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		dialector = sqlite.Dialector{Conn: sqlDB}
 	case DriverMySQL:
-		dsn, err := mysqlDSN(o.DSN)
+		cfg, err := mysqlConfig(o.DSN)
 		if err != nil {
 			return nil, err
 		}
-		sqlDB, err = sql.Open("mysql", dsn)
+		cfg.Logger = driverLogger{log}
+		migrateCfg = cfg.Clone()
+		// Migrations may run long statements (an ALTER of a big table):
+		// their own connection has no read or write timeout.
+		migrateCfg.ReadTimeout, migrateCfg.WriteTimeout = 0, 0
+		connector, err := mysql.NewConnector(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("open mysql: %w", err)
 		}
+		sqlDB = sql.OpenDB(connector)
 		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
 	default:
 		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
@@ -120,7 +129,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost}, nil
+	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost, migrateCfg: migrateCfg}, nil
 }
 
 // sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent
@@ -131,12 +140,22 @@ func sqliteDSN(path string) string {
 		"&_pragma=foreign_keys(1)&_txlock=immediate"
 }
 
-// mysqlDSN forces the settings the schema and the code rely on: utf8mb4 for
-// any Unicode name, DATETIME scanned as time.Time in UTC, and bounded dials.
-func mysqlDSN(dsn string) (string, error) {
+// ioTimeout bounds each read from and write to MySQL unless DATABASE_URL
+// sets readTimeout or writeTimeout. A database that accepts connections but
+// does not answer (a hung host, a network partition) then fails a request
+// with 503 after this long instead of holding it until the client gives up:
+// not every caller has a deadline (the session store passes no context).
+// Every query of the request path takes milliseconds; migrations use a
+// connection of their own without these timeouts.
+const ioTimeout = 10 * time.Second
+
+// mysqlConfig forces the settings the schema and the code rely on: utf8mb4
+// for any Unicode name, DATETIME scanned as time.Time in UTC, and bounded
+// dials, reads and writes.
+func mysqlConfig(dsn string) (*mysql.Config, error) {
 	c, err := mysql.ParseDSN(dsn)
 	if err != nil {
-		return "", fmt.Errorf("invalid mysql DSN: %w", err)
+		return nil, fmt.Errorf("invalid mysql DSN: %w", err)
 	}
 	c.ParseTime = true
 	c.Loc = time.UTC
@@ -144,11 +163,26 @@ func mysqlDSN(dsn string) (string, error) {
 	if c.Timeout == 0 {
 		c.Timeout = 5 * time.Second
 	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = ioTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = ioTimeout
+	}
 	if c.Params == nil {
 		c.Params = map[string]string{}
 	}
 	c.Params["time_zone"] = "'+00:00'"
-	return c.FormatDSN(), nil
+	return c, nil
+}
+
+// driverLogger sends the MySQL driver's own messages (such as a pooled
+// connection found dead after a database restart) to the service's log, so
+// they keep its format instead of going raw to stderr.
+type driverLogger struct{ log *slog.Logger }
+
+func (l driverLogger) Print(v ...any) {
+	l.log.Warn("mysql driver", "message", strings.TrimSpace(fmt.Sprint(v...)))
 }
 
 // waitForDB pings until the database answers or the timeout passes, backing

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -157,6 +158,18 @@ func (w *Web) requireStaff(c *gin.Context) {
 		valid = err == nil && u.SessionVersion == ver
 	}
 	if !valid {
+		// The session store reads a session it cannot load as no session.
+		// When the browser sent a session cookie, tell a database outage
+		// (the 503 page) apart from a signed-out visitor (the sign-in page).
+		if _, err := c.Cookie(w.cookie); err == nil && uid == 0 {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+			err := w.store.Ping(ctx)
+			cancel()
+			if err != nil {
+				w.fail(c, err)
+				return
+			}
+		}
 		if uid > 0 {
 			s.Clear() // expired or revoked: forget the sign-in, keep nothing
 			s.Save()

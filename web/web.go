@@ -190,8 +190,25 @@ func (w *Web) fail(c *gin.Context, err error) {
 	if status >= 500 {
 		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
 	}
-	w.render(c, status, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	p := w.page
+	if status == http.StatusServiceUnavailable {
+		// The session lives in the database that is failing: render without
+		// saving it (no new CSRF token, no flash), so the page comes quickly.
+		p = w.pageWithoutSession
+	}
+	w.render(c, status, templates.ErrorPage(p(c, v.Heading, ""), v))
 	c.Abort()
+}
+
+// pageWithoutSession builds the layout data of a page without touching the
+// session store, for pages shown while the database is failing. The CSRF
+// token is kept when the session has one (it was loaded before the failure).
+func (w *Web) pageWithoutSession(c *gin.Context, title, section string) templates.Page {
+	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
+	if s := session(c); s != nil {
+		p.CSRFToken, _ = s.Get(keyCSRF).(string)
+	}
+	return p
 }
 
 // NotFound answers unknown console paths with an HTML 404.

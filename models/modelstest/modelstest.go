@@ -9,6 +9,10 @@
 // for this test binary. When neither can be had, MariaDB cases are skipped
 // for a quick local run, but fail the run when PETSTORE_REQUIRE_MARIADB=1 or
 // CI=true (as `make test` and CI set).
+//
+// Fault tests take the private server away and back with Stop and Start
+// (or Restart), and pause it with Freeze and Thaw; see Stop for the rule
+// they follow.
 package modelstest
 
 import (
@@ -347,6 +351,37 @@ func Freeze(tb testing.TB) {
 	}
 	srv.frozen = true
 	tb.Cleanup(func() { Thaw(tb) })
+	// The signal is only queued: wait until every thread has stopped, so
+	// that nothing the test sends next is answered.
+	deadline := time.Now().Add(5 * time.Second)
+	for !stopped(srv.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			tb.Fatal("mariadbd did not stop within 5s of SIGSTOP")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// stopped reports whether every thread of process pid is stopped, from
+// /proc; without /proc it waits a moment and says yes.
+func stopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		time.Sleep(100 * time.Millisecond)
+		return true
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread has ended
+		}
+		// The state follows the command name in parentheses: "pid (comm) S ...".
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // Thaw resumes the server paused by Freeze and returns once it answers.
