@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check generate deps clean
+.PHONY: run build test check generate deps bench clean
 
 run:
 	$(GO) run .
@@ -49,6 +49,12 @@ deps:
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
 		echo "missing:$$missing, and I am not root: install them (apt-get install$$missing)"; exit 1; fi; \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+# bench pages through a million pets on SQLite and MariaDB and writes the
+# figures to testdata/bench.txt.
+bench: deps
+	@mkdir -p testdata
+	PETSTORE_REQUIRE_MARIADB=1 $(GO) test -run '^$$' -bench . -benchtime 500x ./models | tee testdata/bench.txt
 
 clean:
 	rm -f petstore

@@ -296,6 +296,12 @@ func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 	}
 	tx := s.db.WithContext(ctx).Model(&Pet{})
 	if q.Status != "" {
+		if s.driver == DriverMySQL {
+			// MariaDB picks a ref read of the status prefix and filters ids
+			// row by row (21 ms a page at id 800,000 of a million); forced,
+			// it reads the (status, id) range: 0.3 ms.
+			tx = tx.Table("pets FORCE INDEX (idx_pets_status_id)")
+		}
 		tx = tx.Where("status = ?", q.Status)
 	}
 	if q.NameContains != "" {
