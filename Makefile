@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check generate deps bench clean
+.PHONY: run build test check generate deps bench fuzz clean
 
 run:
 	$(GO) run .
@@ -19,6 +19,16 @@ build:
 
 test: deps check
 	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 $(GO) test -count=1 -race -timeout=30m ./...
+	$(MAKE) fuzz
+
+# fuzz runs each fuzz target briefly (FUZZTIME each); the seed corpora under
+# */testdata/fuzz also run as plain tests. A failing input is saved there.
+FUZZTIME ?= 10s
+fuzz:
+	@for t in FuzzCreatePetBody FuzzListPetsQuery FuzzBearerToken; do \
+		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./api || exit 1; done
+	@for t in FuzzPetInputValidate FuzzParsePetQuery; do \
+		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./models || exit 1; done
 
 # generate rewrites the templ components' Go code (committed, never edited by hand).
 generate:

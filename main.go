@@ -313,7 +313,7 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 // newRouter wires the whole HTTP surface: the API and probes, the console
 // and its static files, and the errors of unknown paths in the style of
 // the part they fall in (JSON under /v1, HTML in the console).
-func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (*gin.Engine, error) {
+func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (http.Handler, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -354,7 +354,12 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		}
 		a.NoMethod(c)
 	})
-	return r, nil
+	// Gin builds its trailing-slash redirects from X-Forwarded-Prefix, which
+	// any client can send: drop it before Gin sees the request.
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		req.Header.Del("X-Forwarded-Prefix")
+		r.ServeHTTP(w, req)
+	}), nil
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

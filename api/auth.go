@@ -44,10 +44,26 @@ func bearerToken(headers []string) (string, bool) {
 		return "", false
 	}
 	token = strings.TrimLeft(token, " ")
-	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+	if !isB64Token(token) {
 		return "", false
 	}
 	return token, true
+}
+
+// isB64Token reports whether s is an RFC 6750 b64token:
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	body := strings.TrimRight(s, "=")
+	if body == "" {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~+/", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // actor names the caller in the audit trail.

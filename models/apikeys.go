@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
@@ -101,6 +102,9 @@ func ValidateKeyName(raw string) (string, error) {
 		msg = "Name is required."
 	case !utf8.ValidString(name) || utf8.RuneCountInString(name) > MaxKeyNameLength:
 		msg = fmt.Sprintf("Name must be at most %d characters of text.", MaxKeyNameLength)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		// Names are printed raw by `petstore apikey list`: no terminal escapes.
+		msg = "Name must not contain control characters."
 	}
 	if msg != "" {
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldName, msg}}}

@@ -148,8 +148,8 @@ func (s *Store) Login(ctx context.Context, username, password, clientIP string) 
 // audit trail, and forgets failures older than a day.
 func (s *Store) recordLoginFailure(ctx context.Context, username, clientIP, what string) error {
 	name := normalUsername(username)
-	if len(name) > 64 {
-		name = name[:64]
+	if r := []rune(name); len(r) > 64 { // the column holds 64 characters
+		name = string(r[:64])
 	}
 	now := s.now()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -56,6 +57,8 @@ type Store struct {
 	passwordCost int
 	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
 	migrateCfg *mysql.Config
+	dummyOnce  sync.Once
+	dummy      []byte
 }
 
 // Open connects to the database, waiting with backoff up to

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -133,7 +132,7 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 	}
 	hash := []byte(u.PasswordHash)
 	if u.ID == 0 {
-		hash = dummyHash()
+		hash = s.dummyHash()
 	}
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
@@ -141,8 +140,12 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 	return u, nil
 }
 
-// dummyHash is compared against when a username does not exist.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), defaultPasswordCost)
-	return h
-})
+// dummyHash is compared against when a username does not exist, so that
+// the answer takes as long as for a wrong password. It is made at the
+// store's cost, once.
+func (s *Store) dummyHash() []byte {
+	s.dummyOnce.Do(func() {
+		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), s.passwordCost)
+	})
+	return s.dummy
+}

@@ -1,0 +1,1203 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"petstore/api"
+	"petstore/config"
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+// Hostile input against the whole router of `petstore serve` (newRouter)
+// over real HTTP, on both databases: what an attacker or a broken client
+// sends must get a clean 4xx (or a correct, literal answer), never a 5xx,
+// a hang, a leaked file or an injected header, and must leave the data as
+// it was. Every name at the top level of this file starts with hostile (or
+// wantHostile): the package's other test files share the namespace.
+
+// The staff account of every hostile env.
+const (
+	hostileStaff    = "alice"
+	hostilePassword = "correct horse battery"
+)
+
+// TODO(hardening): gin's trailing-slash redirect builds its Location from
+// X-Forwarded-Prefix, which any client may send (no proxy is trusted by
+// default): GET /v1/pets/ with "X-Forwarded-Prefix: https://evil.example"
+// answers 301 "Location: https/evilexample/v1/https/evilexample/v1/pets",
+// with "//evil.example" it is "/evilexample/v1/pets". gin strips the
+// dangerous characters, so it stays on this site, but a shared cache can
+// keep such a 301 for everyone. Set this to true once the header is
+// ignored (e.g. wrap the engine in serve with a handler that deletes
+// X-Forwarded-Prefix, or set RedirectTrailingSlash = false).
+const hostileIgnoresForwardedPrefix = true
+
+// hostileEnv is the router of the real server on loopback over a fresh
+// database with one staff account.
+type hostileEnv struct {
+	store *models.Store
+	srv   *httptest.Server
+}
+
+// newHostileServer returns a server for handler with the limits `petstore
+// serve` sets in main.go (keep them in step): header size and timeouts.
+func newHostileServer(handler http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(handler)
+	srv.Config.ReadHeaderTimeout = 10 * time.Second
+	srv.Config.ReadTimeout = 30 * time.Second
+	srv.Config.WriteTimeout = 60 * time.Second
+	srv.Config.IdleTimeout = 120 * time.Second
+	srv.Config.MaxHeaderBytes = 64 << 10
+	// net/http's own complaints (requests it refuses itself, query
+	// semicolons) are expected here.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	return srv
+}
+
+func newHostileEnv(t *testing.T, driver string) *hostileEnv {
+	t.Helper()
+	store := modelstest.Open(t, driver)
+	// The configuration serve has with no environment: the default rate
+	// limit, metrics behind the API keys.
+	cfg := config.Config{RateLimitRPS: config.DefaultRateLimitRPS, RateLimitBurst: config.DefaultRateLimitBurst}
+	router, err := newRouter(t.Context(), cfg, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.SQLDB()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHostileServer(router)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	if _, err := store.CreateUser(context.Background(), hostileStaff, hostilePassword, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return &hostileEnv{store: store, srv: srv}
+}
+
+// forEachHostile runs fn as a parallel subtest per driver, each with its
+// own env.
+func forEachHostile(t *testing.T, fn func(t *testing.T, e *hostileEnv)) {
+	t.Helper()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newHostileEnv(t, driver))
+		})
+	}
+}
+
+// key issues a fresh API key. Each group of requests takes its own, so the
+// per-key rate limit never answers for the input under test.
+func (e *hostileEnv) key(t *testing.T) string {
+	t.Helper()
+	_, key, err := e.store.CreateAPIKey(context.Background(), "hostile partner", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// hostileReply is what a request got back.
+type hostileReply struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// hostileClient never follows redirects, so each answer is seen as it is,
+// and bounds every request: a hang fails the test instead of stalling it.
+var hostileClient = &http.Client{
+	Timeout:       30 * time.Second,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// send makes one request. target is sent on the request line exactly as
+// given (no cleaning, no re-escaping).
+func (e *hostileEnv) send(t *testing.T, method, target string, header http.Header, body []byte) hostileReply {
+	t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = target
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	return hostileDo(t, hostileClient, req)
+}
+
+func hostileDo(t *testing.T, c *http.Client, req *http.Request) hostileReply {
+	t.Helper()
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, hostileClip(req.URL.RequestURI()), err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", req.Method, hostileClip(req.URL.RequestURI()), err)
+	}
+	return hostileReply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// raw writes request bytes on a fresh connection, closes the writing side
+// (a client that has sent all it will send) and reads one response, all
+// within 15 s: a server waiting for more fails the test.
+func (e *hostileEnv) raw(t *testing.T, request string) hostileReply {
+	t.Helper()
+	return hostileRaw(t, e.srv.Listener.Addr().String(), request, true)
+}
+
+func hostileRaw(t *testing.T, addr, request string, closeWrite bool) hostileReply {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(15 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if closeWrite {
+		conn.(*net.TCPConn).CloseWrite()
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no response to %q: %v", hostileClip(request), err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return hostileReply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// hostileClip shortens s for a failure message.
+func hostileClip(s string) string {
+	if len(s) > 120 {
+		return fmt.Sprintf("%q... (%d bytes)", s[:120], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func hostileBearer(key string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + key}}
+}
+
+func hostileJSONBearer(key string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}}
+}
+
+// wantHostileNo5xx fails the test on a server error.
+func wantHostileNo5xx(t *testing.T, what string, r hostileReply) {
+	t.Helper()
+	if r.Status >= 500 {
+		t.Fatalf("%s: %d, a server error; body %s", what, r.Status, hostileClip(string(r.Body)))
+	}
+}
+
+// wantHostileError asserts the API's Error body with status and code.
+func wantHostileError(t *testing.T, what string, r hostileReply, status int, code models.Code) {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("%s: status %d, want %d; body %s", what, r.Status, status, hostileClip(string(r.Body)))
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: Content-Type %q, want application/json", what, ct)
+	}
+	var body api.Error
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		t.Fatalf("%s: error body %s: %v", what, hostileClip(string(r.Body)), err)
+	}
+	if body.Code != code || body.Status != status || body.Message == "" {
+		t.Errorf("%s: error body %+v, want code %s, status %d and a message", what, body, code, status)
+	}
+}
+
+// wantHostilePet decodes a Pet from a 200 or 201.
+func wantHostilePet(t *testing.T, what string, r hostileReply, status int) api.Pet {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("%s: status %d, want %d; body %s", what, r.Status, status, hostileClip(string(r.Body)))
+	}
+	var p api.Pet
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		t.Fatalf("%s: %s: %v", what, hostileClip(string(r.Body)), err)
+	}
+	return p
+}
+
+// hostileCountPets counts the pets through the store, which also proves
+// the table is still there.
+func hostileCountPets(t *testing.T, s *models.Store) int {
+	t.Helper()
+	n := 0
+	q := models.PetQuery{Limit: models.MaxPageLimit}
+	for {
+		page, more, err := s.ListPets(context.Background(), q)
+		if err != nil {
+			t.Fatalf("list pets (is the table still there?): %v", err)
+		}
+		n += len(page)
+		if !more {
+			return n
+		}
+		q.After = page[len(page)-1].ID
+	}
+}
+
+// hostileSQL are SQL meta-characters and classic injections, sent in
+// every parameter.
+var hostileSQL = []string{
+	`' OR 1=1--`,
+	`' OR '1'='1`,
+	`"; DROP TABLE pets;--`,
+	`1; DROP TABLE pets`,
+	`Robert'); DROP TABLE pets;--`,
+	`%`,
+	`_`,
+	`50%_off`,
+	`\`,
+	`\'`,
+	`\%\_`,
+	`!`,
+	`!%`,
+	`) OR (1=1`,
+	`1 UNION SELECT name FROM users--`,
+	"`pets`",
+	`/* comment */`,
+	`--`,
+	`0x27`,
+	`CHAR(39)`,
+	`' AND SLEEP(5)--`,
+}
+
+type hostileBodyCase struct {
+	name        string
+	contentType string // default application/json
+	body        string
+	status      int
+	code        models.Code // for errors
+	wantName    string      // for 201
+}
+
+func TestHostileBodies(t *testing.T) {
+	t.Parallel()
+	const mib = api.MaxBodyBytes
+	// padded returns a valid pet body of exactly n bytes, padded with an
+	// unknown field (which the API ignores).
+	padded := func(n int) string {
+		head, tail := `{"name":"Padded","categoryId":1,"pad":"`, `"}`
+		return head + strings.Repeat("a", n-len(head)-len(tail)) + tail
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []hostileBodyCase{
+		{name: "exactly 1 MiB", body: padded(mib), status: 201, wantName: "Padded"},
+		{name: "1 MiB less a byte", body: padded(mib - 1), status: 201, wantName: "Padded"},
+		{name: "1 MiB and a byte", body: padded(mib + 1), status: 413, code: models.CodePayloadTooLarge},
+		{name: "8 MiB", body: padded(8 * mib), status: 413, code: models.CodePayloadTooLarge},
+		{name: "name of almost 1 MiB", body: `{"categoryId":1,"name":"` + strings.Repeat("x", mib-40) + `"}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "170000 repeated keys", body: "{" + strings.Repeat(`"a":1,`, (mib-100)/6) + `"name":"Keys","categoryId":1}`, status: 201, wantName: "Keys"},
+		{name: "100000 open brackets", body: strings.Repeat("[", 100000), status: 400, code: models.CodeInvalidRequest},
+		{name: "100000 nested arrays, closed", body: deep(100000), status: 400, code: models.CodeInvalidRequest},
+		{name: "100000 nested objects", body: strings.Repeat(`{"a":`, 100000), status: 400, code: models.CodeInvalidRequest},
+		{name: "100000 levels in the name", body: `{"categoryId":1,"name":` + deep(100000) + `}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "100000 levels in an ignored field", body: `{"name":"Deep","categoryId":1,"x":` + deep(100000) + `}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "9000 levels in an ignored field", body: `{"name":"Deep","categoryId":1,"x":` + deep(9000) + `}`, status: 201, wantName: "Deep"},
+		{name: "invalid UTF-8 in the name", body: "{\"name\":\"Rex\xff\xfe\",\"categoryId\":1}", status: 400, code: models.CodeInvalidRequest},
+		{name: "overlong UTF-8 in the name", body: "{\"name\":\"\xc0\xaf\xc0\xae\",\"categoryId\":1}", status: 400, code: models.CodeInvalidRequest},
+		{name: "UTF-8 surrogate bytes in the name", body: "{\"name\":\"\xed\xa0\x80\",\"categoryId\":1}", status: 400, code: models.CodeInvalidRequest},
+		{name: "UTF-16 body", body: "\xff\xfe{\x00\"\x00n\x00", status: 400, code: models.CodeInvalidRequest},
+		// encoding/json turns an escaped lone surrogate into U+FFFD, a
+		// valid character, so the name is stored as that.
+		{name: "escaped lone surrogate", body: `{"name":"\ud800","categoryId":1}`, status: 201, wantName: "\ufffd"},
+		{name: "escaped NUL in the name", body: `{"name":"Rex\u0000","categoryId":1}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "NUL byte in the name", body: "{\"name\":\"Rex\x00\",\"categoryId\":1}", status: 400, code: models.CodeInvalidRequest},
+		{name: "NUL byte after the object", body: "{\"name\":\"Rex\",\"categoryId\":1}\x00", status: 400, code: models.CodeInvalidRequest},
+		{name: "NUL byte before the object", body: "\x00{\"name\":\"Rex\",\"categoryId\":1}", status: 400, code: models.CodeInvalidRequest},
+		{name: "C1 control in the name", body: `{"name":"Rex\u0085Max","categoryId":1}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "terminal escape in the name", body: `{"name":"\u001b[31mRex","categoryId":1}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "CR LF in the name", body: `{"name":"Rex\r\nX-Injected: 1","categoryId":1}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "bidi override and zero-width space", body: `{"name":"\u202eRex\u200b","categoryId":1}`, status: 201, wantName: "\u202eRex\u200b"},
+		{name: "HTML in the name", body: `{"name":"<script>alert(1)</script>","categoryId":1}`, status: 201, wantName: "<script>alert(1)</script>"},
+		{name: "huge category", body: `{"name":"Rex","categoryId":1` + strings.Repeat("0", 1000) + `}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "huge exponent", body: `{"name":"Rex","categoryId":1e999999999}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "category below int64", body: `{"name":"Rex","categoryId":-9223372036854775809}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "tiny fraction", body: `{"name":"Rex","categoryId":1e-999999999}`, status: 400, code: models.CodeInvalidRequest},
+		{name: "JSON in text/plain", contentType: "text/plain", body: `{"name":"Rex","categoryId":1}`, status: 415, code: models.CodeUnsupportedMediaType},
+		{name: "form body", contentType: "application/x-www-form-urlencoded", body: `name=Rex&categoryId=1`, status: 415, code: models.CodeUnsupportedMediaType},
+		{name: "Content-Type with CR LF text", contentType: "application/json%0d%0aX-Injected: 1", body: `{"name":"Rex","categoryId":1}`, status: 415, code: models.CodeUnsupportedMediaType},
+	}
+	for _, meta := range hostileSQL {
+		name, _ := json.Marshal(meta)
+		tests = append(tests, hostileBodyCase{name: "SQL in the name " + meta, body: `{"name":` + string(name) + `,"categoryId":1}`, status: 201, wantName: meta})
+	}
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				key := e.key(t)
+				h := hostileJSONBearer(key)
+				if tt.contentType != "" {
+					h.Set("Content-Type", tt.contentType)
+				}
+				before := hostileCountPets(t, e.store)
+				r := e.send(t, "POST", "/v1/pets", h, []byte(tt.body))
+				if tt.status != http.StatusCreated {
+					wantHostileError(t, "POST /v1/pets", r, tt.status, tt.code)
+					if n := hostileCountPets(t, e.store); n != before {
+						t.Errorf("a refused body changed the pets: %d before, %d after", before, n)
+					}
+					return
+				}
+				p := wantHostilePet(t, "POST /v1/pets", r, http.StatusCreated)
+				if p.Name != tt.wantName {
+					t.Errorf("created name %q, want %q", p.Name, tt.wantName)
+				}
+				got := wantHostilePet(t, "GET the new pet", e.send(t, "GET", "/v1/pets/"+strconv.FormatInt(p.ID, 10), hostileBearer(key), nil), http.StatusOK)
+				if got != p {
+					t.Errorf("read back %+v, want %+v", got, p)
+				}
+			})
+		}
+	})
+}
+
+func TestHostileQueries(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 60<<10) // under the 64 KiB header limit
+	huge := strings.Repeat("a", 1<<20)  // far over it
+	tests := []struct {
+		name   string
+		target string
+		status int
+		code   models.Code // "" for an answer that is not the API's
+	}{
+		{"NUL in status", "/v1/pets?status=available%00", 400, models.CodeInvalidRequest},
+		{"NUL in limit", "/v1/pets?limit=1%00", 400, models.CodeInvalidRequest},
+		{"NUL in after", "/v1/pets?after=%00", 400, models.CodeInvalidRequest},
+		{"NUL as a parameter name", "/v1/pets?%00=1", 200, ""},
+		{"NUL in the pet id", "/v1/pets/1%00", 400, models.CodeInvalidRequest},
+		{"invalid UTF-8 in status", "/v1/pets?status=%ff%fe", 400, models.CodeInvalidRequest},
+		{"raw bytes above 0x7f in status", "/v1/pets?status=\xff\xfe", 400, models.CodeInvalidRequest},
+		{"invalid UTF-8 in the pet id", "/v1/pets/%c0%ae", 400, models.CodeInvalidRequest},
+		{"bad escape in the query", "/v1/pets?limit=%zz", 200, ""},
+		{"semicolon separator", "/v1/pets?limit=1;limit=2", 200, ""},
+		{"CR LF in status", "/v1/pets?status=available%0d%0aSet-Cookie:%20a=b", 400, models.CodeInvalidRequest},
+		{"60 KiB status", "/v1/pets?status=" + long, 400, models.CodeInvalidRequest},
+		{"60 KiB of parameters", "/v1/pets?" + strings.Repeat("x=1&", 15<<10), 200, ""},
+		{"60 KiB pet id", "/v1/pets/" + long, 400, models.CodeInvalidRequest},
+		{"60 KiB digits as pet id", "/v1/pets/" + strings.Repeat("9", 60<<10), 400, models.CodeInvalidRequest},
+		{"60 KiB path", "/v1/" + long, 404, models.CodeNotFound},
+		{"60 KiB static path", "/static/" + long, 404, ""},
+		{"60 KiB console path", "/admin/" + long, 404, ""},
+		{"1 MiB query", "/v1/pets?status=" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
+		{"1 MiB path", "/v1/pets/" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
+		{"1 MiB console query", "/admin/pets?q=" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
+	}
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.send(t, "GET", tt.target, hostileBearer(e.key(t)), nil)
+				wantHostileNo5xx(t, hostileClip(tt.target), r)
+				if tt.code != "" {
+					wantHostileError(t, hostileClip(tt.target), r, tt.status, tt.code)
+					return
+				}
+				if r.Status != tt.status {
+					t.Fatalf("GET %s: %d, want %d; body %s", hostileClip(tt.target), r.Status, tt.status, hostileClip(string(r.Body)))
+				}
+			})
+		}
+		t.Run("1 MiB header", func(t *testing.T) {
+			h := hostileBearer(e.key(t))
+			h.Set("X-Filler", huge)
+			if r := e.send(t, "GET", "/v1/pets", h, nil); r.Status != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("1 MiB header: %d, want 431", r.Status)
+			}
+		})
+	})
+}
+
+// hostileSaneID is what an echoed X-Request-ID may be: short, and nothing
+// a log line or a header could be broken with.
+var hostileSaneID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func TestHostileRequestID(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		// Values a client library can send: the sane ones come back as
+		// they are, the others are replaced by a generated id.
+		sent := []struct {
+			name, value string
+			echoed      bool
+		}{
+			{"plain", "req-123_abc.DEF", true},
+			{"64 characters", strings.Repeat("a", 64), true},
+			{"65 characters", strings.Repeat("a", 65), false},
+			{"space", "abc def", false},
+			{"percent-encoded CR LF", "abc%0d%0aSet-Cookie:%20a=b", false},
+			{"header-like text", "abc: Set-Cookie: a=b", false},
+			{"HTML", "<script>alert(1)</script>", false},
+			{"quote", `abc"def`, false},
+			{"non-ASCII", "abc\u00e9", false},
+			{"NBSP", "abc\u00a0def", false},
+			{"Unicode line separator", "abc\u2028Set-Cookie: a=b", false},
+			{"empty", "", false},
+		}
+		for _, tt := range sent {
+			t.Run(tt.name, func(t *testing.T) {
+				for _, path := range []string{"/healthz", "/v1/pets", "/admin/login", "/static/nope"} {
+					r := e.send(t, "GET", path, http.Header{"X-Request-Id": {tt.value}}, nil)
+					wantHostileNo5xx(t, path, r)
+					got := r.Header.Values("X-Request-Id")
+					if len(got) != 1 || !hostileSaneID.MatchString(got[0]) {
+						t.Fatalf("GET %s with X-Request-ID %q: echoed %q, want one sane id", path, tt.value, got)
+					}
+					if tt.echoed != (got[0] == tt.value) {
+						t.Errorf("GET %s with X-Request-ID %q: echoed %q (want the same: %v)", path, tt.value, got[0], tt.echoed)
+					}
+					if c := r.Header.Get("Set-Cookie"); strings.Contains(c, "a=b") {
+						t.Errorf("GET %s: Set-Cookie %q appeared", path, c)
+					}
+				}
+			})
+		}
+		// Raw requests: line breaks and controls no client library sends.
+		rawIDs := []struct{ name, header string }{
+			{"bare CR", "X-Request-ID: abc\rSet-Cookie: injected=1\r\n"},
+			{"bare LF", "X-Request-ID: abc\nSet-Cookie: injected=1\r\n"},
+			{"obsolete line folding", "X-Request-ID: abc\r\n Set-Cookie: injected=1\r\n"},
+			{"NUL", "X-Request-ID: abc\x00injected\r\n"},
+			{"two ids", "X-Request-ID: first\r\nX-Request-ID: second-injected\r\n"},
+			{"tab inside", "X-Request-ID: abc\tinjected\r\n"},
+		}
+		for _, tt := range rawIDs {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.raw(t, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"+tt.header+"\r\n")
+				if r.Status != http.StatusOK && r.Status != http.StatusBadRequest {
+					t.Fatalf("%d, want 200 or net/http's 400", r.Status)
+				}
+				for name, vs := range r.Header {
+					for _, v := range vs {
+						if strings.Contains(strings.ToLower(name+": "+v), "injected") {
+							t.Errorf("response header %s: %q carries the injected text", name, v)
+						}
+					}
+				}
+				if id := r.Header.Values("X-Request-Id"); r.Status == http.StatusOK && (len(id) != 1 || !hostileSaneID.MatchString(id[0])) {
+					t.Errorf("X-Request-ID %q, want one sane id", id)
+				}
+			})
+		}
+	})
+}
+
+func TestHostileLinkHeader(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		for i, st := range []models.Status{models.StatusAvailable, models.StatusAvailable, models.StatusSold, models.StatusAvailable} {
+			np := models.NewPet{Name: "Pet " + strconv.Itoa(i), CategoryID: 1, Status: st}
+			if _, err := e.store.CreatePet(context.Background(), np, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tests := []struct {
+			name     string
+			target   string
+			header   http.Header
+			status   int
+			wantNext string // the next page's query, "" when none
+		}{
+			{name: "plain", target: "/v1/pets?limit=1", status: 200, wantNext: "after=1&limit=1"},
+			{name: "with status", target: "/v1/pets?limit=1&status=available", status: 200, wantNext: "after=1&limit=1&status=available"},
+			{name: "unknown parameters are not carried", target: "/v1/pets?limit=1&x=%0d%0aSet-Cookie:%20a=b&next=http://evil.example/", status: 200, wantNext: "after=1&limit=1"},
+			{name: "CR LF in status", target: "/v1/pets?limit=1&status=available%0d%0aSet-Cookie:%20a=b", status: 400},
+			{name: "CR LF in limit", target: "/v1/pets?limit=1%0d%0aSet-Cookie:%20a=b", status: 400},
+			{name: "CR LF in after", target: "/v1/pets?limit=1&after=0%0d%0a", status: 400},
+			{name: "parameter in status", target: "/v1/pets?limit=1&status=available%26after%3D3", status: 400},
+			{name: "parameter in limit", target: "/v1/pets?limit=1%26status%3Dsold", status: 400},
+			{name: "angle bracket and rel in status", target: "/v1/pets?limit=1&status=available%3E%3B%20rel%3D%22prev%22", status: 400},
+			{name: "second after", target: "/v1/pets?limit=1&after=0&after=3", status: 400},
+			{name: "semicolon-separated parameters are dropped", target: "/v1/pets?limit=1;status=sold", status: 200},
+			{name: "foreign forwarded host", target: "/v1/pets?limit=1", header: http.Header{"X-Forwarded-Host": {"evil.example"}}, status: 200, wantNext: "after=1&limit=1"},
+			{name: "forwarded proto and prefix", target: "/v1/pets?limit=2", header: http.Header{"X-Forwarded-Proto": {"javascript"}, "X-Forwarded-Prefix": {"//evil.example"}}, status: 200, wantNext: "after=2&limit=2"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				h := hostileBearer(e.key(t))
+				for k, vs := range tt.header {
+					h[k] = vs
+				}
+				r := e.send(t, "GET", tt.target, h, nil)
+				links := r.Header.Values("Link")
+				if tt.status != http.StatusOK {
+					wantHostileError(t, tt.target, r, tt.status, models.CodeInvalidRequest)
+					if len(links) != 0 {
+						t.Errorf("a refused list carries Link %q", links)
+					}
+					return
+				}
+				if r.Status != http.StatusOK {
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+				if tt.wantNext == "" {
+					if len(links) != 0 {
+						t.Errorf("Link %q on the last page", links)
+					}
+					return
+				}
+				if len(links) != 1 {
+					t.Fatalf("Link headers %q, want one", links)
+				}
+				want := `</v1/pets?` + tt.wantNext + `>; rel="next"`
+				if links[0] != want || strings.IndexFunc(links[0], unicode.IsControl) >= 0 {
+					t.Errorf("Link %q, want %q", links[0], want)
+				}
+				for name, vs := range r.Header {
+					for _, bad := range []string{"evil", "Set-Cookie", "javascript"} {
+						if strings.Contains(strings.Join(vs, " "), bad) {
+							t.Errorf("header %s %q carries %q", name, vs, bad)
+						}
+					}
+				}
+			})
+		}
+		// The trailing-slash redirects gin makes go to the same path
+		// without the slash, whatever X-Forwarded-Prefix says.
+		for _, prefix := range []string{"", "//evil.example", "/\\evil.example", "https://evil.example", "/%0d%0aSet-Cookie:a=b", "/..//evil.example"} {
+			for path, want := range map[string]string{"/v1/pets/": "/v1/pets", "/admin/": "/admin"} {
+				t.Run("redirect of "+path+" with prefix "+prefix, func(t *testing.T) {
+					h := hostileBearer(e.key(t))
+					if prefix != "" {
+						h.Set("X-Forwarded-Prefix", prefix)
+					}
+					r := e.send(t, "GET", path, h, nil)
+					wantHostileNo5xx(t, path, r)
+					loc := r.Header.Get("Location")
+					if r.Status != http.StatusMovedPermanently {
+						t.Fatalf("%d, want 301 to %s", r.Status, want)
+					}
+					if strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, ":") || strings.Contains(loc, "\n") {
+						t.Fatalf("301 Location %q leaves the site", loc)
+					}
+					if strings.Contains(r.Header.Get("Set-Cookie"), "a=b") {
+						t.Errorf("injected cookie %q", r.Header.Get("Set-Cookie"))
+					}
+					if loc != want && prefix != "" && !hostileIgnoresForwardedPrefix {
+						t.Skipf("TODO(hardening): X-Forwarded-Prefix %q from an untrusted client makes Location %q (see hostileIgnoresForwardedPrefix)", prefix, loc)
+					}
+					if loc != want {
+						t.Errorf("301 Location %q, want %q", loc, want)
+					}
+				})
+			}
+		}
+	})
+}
+
+// hostileConsole is a browser on the admin console: a cookie jar, no
+// automatic redirects, same-origin form posts with the session's CSRF
+// token.
+type hostileConsole struct {
+	e      *hostileEnv
+	client *http.Client
+	csrf   string
+}
+
+func (e *hostileEnv) console(t *testing.T) *hostileConsole {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *hostileClient
+	c.Jar = jar
+	return &hostileConsole{e: e, client: &c}
+}
+
+// hostilePage is a console response with its HTML parsed.
+type hostilePage struct {
+	hostileReply
+	doc *goquery.Document
+}
+
+func (b *hostileConsole) get(t *testing.T, target string) hostilePage {
+	t.Helper()
+	req, err := http.NewRequest("GET", b.e.srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = target
+	return b.parse(t, hostileDo(t, b.client, req))
+}
+
+func (b *hostileConsole) post(t *testing.T, target string, form url.Values) hostilePage {
+	t.Helper()
+	if b.csrf != "" && form.Get("csrf_token") == "" {
+		form.Set("csrf_token", b.csrf)
+	}
+	req, err := http.NewRequest("POST", b.e.srv.URL, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = target
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	return b.parse(t, hostileDo(t, b.client, req))
+}
+
+func (b *hostileConsole) parse(t *testing.T, r hostileReply) hostilePage {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hostilePage{hostileReply: r, doc: doc}
+}
+
+// hostileCSRF returns the CSRF token of a page's forms.
+func hostileCSRF(t *testing.T, p hostilePage) string {
+	t.Helper()
+	tok, ok := p.doc.Find(`input[name="csrf_token"]`).First().Attr("value")
+	if !ok || tok == "" {
+		t.Fatalf("no csrf_token on the page (status %d): %s", p.Status, hostileClip(string(p.Body)))
+	}
+	return tok
+}
+
+// signIn signs in through the form, as a person does: the sign-in page for
+// its hidden CSRF token and cookie, then the form post.
+func (b *hostileConsole) signIn(t *testing.T, username, password string) hostilePage {
+	t.Helper()
+	login := b.get(t, "/admin/login")
+	if login.Status != http.StatusOK {
+		t.Fatalf("GET /admin/login: %d", login.Status)
+	}
+	return b.post(t, "/admin/login", url.Values{"csrf_token": {hostileCSRF(t, login)}, "username": {username}, "password": {password}})
+}
+
+func TestHostileSQL(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		ctx := context.Background()
+		// Pets named with every meta string, and two plain ones.
+		names := append([]string{"Rex", "Tom"}, hostileSQL...)
+		for _, n := range names {
+			if _, err := e.store.CreatePet(ctx, models.NewPet{Name: n, CategoryID: 1, Status: models.StatusAvailable}, "test"); err != nil {
+				t.Fatalf("create %q: %v", n, err)
+			}
+		}
+		pets, users := len(names), 1
+		keysBefore, err := e.store.ListAPIKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		t.Run("API", func(t *testing.T) {
+			for _, meta := range hostileSQL {
+				t.Run(meta, func(t *testing.T) {
+					key := e.key(t)
+					q := url.QueryEscape(meta)
+					for _, target := range []string{"/v1/pets?status=" + q, "/v1/pets?limit=" + q, "/v1/pets?after=" + q} {
+						wantHostileError(t, "GET "+target, e.send(t, "GET", target, hostileBearer(key), nil), 400, models.CodeInvalidRequest)
+					}
+					// An escaped slash is a slash to the router: no such route.
+					target := "/v1/pets/" + url.PathEscape(meta)
+					if strings.Contains(meta, "/") {
+						wantHostileError(t, "GET "+target, e.send(t, "GET", target, hostileBearer(key), nil), 404, models.CodeNotFound)
+					} else {
+						wantHostileError(t, "GET "+target, e.send(t, "GET", target, hostileBearer(key), nil), 400, models.CodeInvalidRequest)
+					}
+					metaJSON, _ := json.Marshal(meta)
+					for _, body := range []string{
+						`{"name":"Rex","categoryId":1,"status":` + string(metaJSON) + `}`,
+						`{"name":"Rex","categoryId":` + string(metaJSON) + `}`,
+						`{"name":"Rex","categoryId":1 ` + meta + `}`,
+					} {
+						wantHostileError(t, "POST "+body, e.send(t, "POST", "/v1/pets", hostileJSONBearer(key), []byte(body)), 400, models.CodeInvalidRequest)
+					}
+					r := e.send(t, "GET", "/v1/pets", http.Header{"Authorization": {"Bearer " + meta}}, nil)
+					wantHostileError(t, "Authorization: Bearer "+meta, r, 401, models.CodeUnauthorized)
+					r = e.send(t, "GET", "/v1/pets", http.Header{"Authorization": {"Bearer pst_" + strings.ReplaceAll(meta, " ", "")}}, nil)
+					wantHostileError(t, "Authorization: Bearer pst_"+meta, r, 401, models.CodeUnauthorized)
+				})
+			}
+		})
+
+		t.Run("sign-in form", func(t *testing.T) {
+			// A few: each failure counts towards the address's limit.
+			for _, meta := range []string{`' OR '1'='1`, `"; DROP TABLE pets;--`, `\'`, `%`, `_`} {
+				b := e.console(t)
+				if p := b.signIn(t, meta, meta); p.Status != http.StatusUnauthorized {
+					t.Errorf("sign in as %q: %d, want 401", meta, p.Status)
+				}
+				if p := b.get(t, "/admin/login?next="+url.QueryEscape(meta)); p.Status != http.StatusOK {
+					t.Errorf("GET /admin/login?next=%s: %d", meta, p.Status)
+				}
+			}
+		})
+
+		b := e.console(t)
+		if p := b.signIn(t, hostileStaff, hostilePassword); p.Status != http.StatusSeeOther {
+			t.Fatalf("sign in: %d %s", p.Status, hostileClip(string(p.Body)))
+		}
+		b.csrf = hostileCSRF(t, b.get(t, "/admin/pets"))
+
+		t.Run("console search", func(t *testing.T) {
+			for _, meta := range append([]string{"rex", "REX", " Rex "}, hostileSQL...) {
+				t.Run(meta, func(t *testing.T) {
+					p := b.get(t, "/admin/pets?q="+url.QueryEscape(meta))
+					if p.Status != http.StatusOK {
+						t.Fatalf("search %q: %d", meta, p.Status)
+					}
+					var got []string
+					p.doc.Find(`[data-testid="pet-row"] [data-testid="pet-name"]`).Each(func(_ int, s *goquery.Selection) {
+						got = append(got, s.Text())
+					})
+					// The literal text, case-insensitively, newest first.
+					var want []string
+					needle := strings.ToLower(strings.TrimSpace(meta))
+					for i := len(names) - 1; i >= 0; i-- {
+						if strings.Contains(strings.ToLower(names[i]), needle) {
+							want = append(want, names[i])
+						}
+					}
+					if strings.Join(got, "\n") != strings.Join(want, "\n") {
+						t.Errorf("search %q found %q, want %q", meta, got, want)
+					}
+				})
+			}
+		})
+
+		t.Run("console parameters", func(t *testing.T) {
+			for _, meta := range hostileSQL {
+				t.Run(meta, func(t *testing.T) {
+					q := url.QueryEscape(meta)
+					for _, target := range []string{"/admin/pets?status=" + q, "/admin/pets?after=" + q, "/admin/pets?before=" + q} {
+						if p := b.get(t, target); p.Status != http.StatusBadRequest {
+							t.Errorf("GET %s: %d, want 400", target, p.Status)
+						}
+					}
+					if p := b.get(t, "/admin/api-keys/"+url.PathEscape(meta)+"/revoke"); p.Status != http.StatusNotFound {
+						t.Errorf("GET revoke page of key %q: %d, want 404", meta, p.Status)
+					}
+					if p := b.post(t, "/admin/api-keys/"+url.PathEscape(meta)+"/revoke", url.Values{}); p.Status != http.StatusNotFound {
+						t.Errorf("revoke key %q: %d, want 404", meta, p.Status)
+					}
+					if p := b.post(t, "/admin/pets/"+url.PathEscape(meta)+"/status", url.Values{"status": {"sold"}}); p.Status != http.StatusNotFound {
+						t.Errorf("status of pet %q: %d, want 404", meta, p.Status)
+					}
+					if p := b.post(t, "/admin/pets/1/status", url.Values{"status": {meta}}); p.Status != http.StatusBadRequest {
+						t.Errorf("status %q for pet 1: %d, want 400", meta, p.Status)
+					}
+					if p := b.post(t, "/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {meta}}); p.Status != http.StatusUnprocessableEntity {
+						t.Errorf("add pet with category %q: %d, want 422", meta, p.Status)
+					}
+					if p := b.post(t, "/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {"1"}, "status": {meta}}); p.Status != http.StatusUnprocessableEntity {
+						t.Errorf("add pet with status %q: %d, want 422", meta, p.Status)
+					}
+					for _, target := range []string{"/admin/audit?action=" + q, "/admin/audit?target=" + q, "/admin/audit?before=" + q} {
+						if p := b.get(t, target); p.Status != http.StatusBadRequest {
+							t.Errorf("GET %s: %d, want 400", target, p.Status)
+						}
+					}
+					// The actor filter is an exact match (case-insensitive on
+					// MariaDB): the failed sign-ins above are the only rows
+					// it may find.
+					p := b.get(t, "/admin/audit?actor="+q)
+					if p.Status != http.StatusOK {
+						t.Errorf("GET /admin/audit?actor=%s: %d, want 200", q, p.Status)
+					}
+					p.doc.Find(`[data-testid="audit-actor"]`).Each(func(_ int, s *goquery.Selection) {
+						if !strings.EqualFold(s.Text(), meta) {
+							t.Errorf("audit filtered by actor %q shows actor %q", meta, s.Text())
+						}
+					})
+					// Some of them ("_", "--") are valid usernames.
+					want := http.StatusUnprocessableEntity
+					if _, err := models.ValidateUsername(meta); err == nil {
+						want = http.StatusSeeOther
+						users++
+					}
+					if p := b.post(t, "/admin/users", url.Values{"username": {meta}, "password": {meta + meta + "0123456789"}}); p.Status != want {
+						t.Errorf("add staff %q: %d, want %d", meta, p.Status, want)
+					}
+				})
+			}
+		})
+
+		t.Run("console names are stored literally", func(t *testing.T) {
+			for _, meta := range hostileSQL {
+				t.Run(meta, func(t *testing.T) {
+					if p := b.post(t, "/admin/pets", url.Values{"name": {meta}, "categoryId": {"2"}}); p.Status != http.StatusSeeOther {
+						t.Fatalf("add pet %q: %d %s", meta, p.Status, hostileClip(string(p.Body)))
+					}
+					pets++
+					newest, _, err := e.store.ListPets(ctx, models.PetQuery{Limit: 1, Before: 1 << 62})
+					if err != nil || len(newest) != 1 || newest[0].Name != meta {
+						t.Errorf("newest pet %+v (%v), want the name %q", newest, err, meta)
+					}
+					p := b.post(t, "/admin/api-keys", url.Values{"name": {meta}})
+					if p.Status != http.StatusOK {
+						t.Fatalf("add key %q: %d", meta, p.Status)
+					}
+					if got := strings.TrimSpace(p.doc.Find(`[data-testid="api-key-row"] th`).First().Text()); got != meta {
+						t.Errorf("newest key shown as %q, want %q", got, meta)
+					}
+				})
+			}
+		})
+
+		// Nothing was dropped, changed or added beyond what was asked.
+		if n := hostileCountPets(t, e.store); n != pets {
+			t.Errorf("%d pets, want %d", n, pets)
+		}
+		if n, err := e.store.CountUsers(ctx); err != nil || n != int64(users) {
+			t.Errorf("%d staff accounts (%v), want %d", n, err, users)
+		}
+		keys, err := e.store.ListAPIKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if k.RevokedAt != nil {
+				t.Errorf("key %q was revoked", k.Name)
+			}
+		}
+		if len(keys) < len(keysBefore)+len(hostileSQL) {
+			t.Errorf("%d keys, want at least %d", len(keys), len(keysBefore)+len(hostileSQL))
+		}
+		if p := b.get(t, "/admin/pets"); p.Status != http.StatusOK {
+			t.Errorf("the pets page after all that: %d", p.Status)
+		}
+	})
+}
+
+func TestHostileStaticPaths(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		if r := e.send(t, "GET", "/static/css/app.css", nil, nil); r.Status != http.StatusOK {
+			t.Fatalf("the control file /static/css/app.css: %d", r.Status)
+		}
+		// Text of files that must never be served.
+		leaks := []string{"module petstore", "package main", "package static", "package models", "root:x:0:0", "# Petstore", "go:embed"}
+		targets := []string{
+			"/static/../main.go",
+			"/static/../../../../etc/passwd",
+			"/static/%2e%2e/go.mod",
+			"/static/%2E%2E/go.mod",
+			"/static/..%2fgo.mod",
+			"/static/..%2Fmain.go",
+			"/static/%2e%2e%2fgo.mod",
+			"/static/%252e%252e%252fgo.mod",
+			"/static/%252e%252e/go.mod",
+			"/static/..%252fgo.mod",
+			"/static/..\\go.mod",
+			"/static/..%5cgo.mod",
+			"/static/....//go.mod",
+			"/static/.%2e/go.mod",
+			"/static/%c0%ae%c0%ae/go.mod",
+			"/static/%c0%af..%c0%afgo.mod",
+			"/static/css/../../main.go",
+			"/static/css/..%2f..%2fmain.go",
+			"/static/css/%2e%2e/%2e%2e/go.mod",
+			"/static//etc/passwd",
+			"/static/%2fetc%2fpasswd",
+			"/static/static.go",
+			"/static/static_test.go",
+			"/static/vendor/README.md",
+			"/static/css",
+			"/static/css/",
+			"/static/",
+			"/static/.",
+			"/static/./css/../static.go",
+			"/static/css/app.css%00.go",
+			"/static/css/app.css/../../main.go",
+			"/static/file:///etc/passwd",
+			"/static/C:%5cWindows%5cwin.ini",
+		}
+		for _, target := range targets {
+			t.Run(target, func(t *testing.T) {
+				for _, method := range []string{"GET", "HEAD"} {
+					r := e.send(t, method, target, nil, nil)
+					if r.Status != http.StatusNotFound {
+						t.Errorf("%s %s: %d, want 404; body %s", method, target, r.Status, hostileClip(string(r.Body)))
+					}
+					for _, leak := range leaks {
+						if bytes.Contains(r.Body, []byte(leak)) {
+							t.Errorf("%s %s leaks %q", method, target, leak)
+						}
+					}
+				}
+			})
+		}
+	})
+}
+
+func TestHostileMethods(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		paths := []string{"/v1/pets", "/v1/pets/1", "/v1/openapi.json", "/healthz", "/readyz", "/metrics"}
+		methods := []string{"TRACE", "OPTIONS", "PUT", "DELETE", "PATCH", "PROPFIND", "FOO", "get"}
+		for _, path := range paths {
+			t.Run(path, func(t *testing.T) {
+				key := e.key(t)
+				for _, method := range methods {
+					r := e.send(t, method, path, hostileBearer(key), []byte(`{"name":"Rex","categoryId":1}`))
+					wantHostileError(t, method+" "+path, r, http.StatusMethodNotAllowed, models.CodeMethodNotAllowed)
+					if r.Header.Get("Allow") == "" {
+						t.Errorf("%s %s: no Allow header", method, path)
+					}
+					if bytes.Contains(r.Body, []byte("Authorization")) || bytes.Contains(r.Body, []byte(key)) {
+						t.Errorf("%s %s echoes the request: %s", method, path, r.Body)
+					}
+				}
+				if strings.HasPrefix(path, "/v1/pets") {
+					// Authentication comes first, whatever the method.
+					wantHostileError(t, "TRACE without a key", e.send(t, "TRACE", path, nil, nil), http.StatusUnauthorized, models.CodeUnauthorized)
+				}
+			})
+		}
+		t.Run("console", func(t *testing.T) {
+			for _, method := range []string{"TRACE", "PUT", "DELETE", "FOO"} {
+				r := e.send(t, method, "/admin/pets", nil, nil)
+				if r.Status != http.StatusMethodNotAllowed && r.Status != http.StatusForbidden {
+					t.Errorf("%s /admin/pets: %d, want 405 (or 403 from the CSRF check)", method, r.Status)
+				}
+			}
+		})
+		t.Run("raw", func(t *testing.T) {
+			for _, tt := range []struct {
+				line   string
+				status int // 0: any but a 5xx
+			}{
+				{"OPTIONS * HTTP/1.1", 0},
+				{"CONNECT /v1/pets HTTP/1.1", 0},
+				{"TRACE /v1/pets HTTP/1.1", http.StatusUnauthorized},
+				{"GET /v1/pets HTTP/1.0", http.StatusUnauthorized},
+				{"GET /v1/pets HTTP/9.9", http.StatusHTTPVersionNotSupported}, // net/http's own answer
+				{"GET /v1/pets", http.StatusBadRequest},
+				{"GET http://evil.example/v1/pets HTTP/1.1", http.StatusUnauthorized},
+				{"GET v1/pets HTTP/1.1", http.StatusBadRequest},
+			} {
+				r := e.raw(t, tt.line+"\r\nHost: x\r\nConnection: close\r\n\r\n")
+				if tt.status != 0 && r.Status != tt.status {
+					t.Errorf("%s: %d, want %d", tt.line, r.Status, tt.status)
+				} else if tt.status == 0 {
+					wantHostileNo5xx(t, tt.line, r)
+				}
+			}
+		})
+	})
+}
+
+func TestHostileTruncatedBodies(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		const body = `{"name":"Rex","categoryId":1}`
+		head := func(key, extra string) string {
+			return "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + key +
+				"\r\nContent-Type: application/json\r\nConnection: close\r\n" + extra + "\r\n"
+		}
+		tests := []struct {
+			name    string
+			request func(key string) string
+			code    models.Code // "" when net/http refuses the request itself
+		}{
+			{"Content-Length larger than the body", func(k string) string {
+				return head(k, "Content-Length: 100\r\n") + body
+			}, models.CodeInvalidRequest},
+			{"Content-Length over the limit, short body", func(k string) string {
+				return head(k, fmt.Sprintf("Content-Length: %d\r\n", 2*api.MaxBodyBytes)) + body
+			}, models.CodeInvalidRequest},
+			{"no body at all", func(k string) string { return head(k, "Content-Length: 10\r\n") }, models.CodeInvalidRequest},
+			{"chunked, cut off", func(k string) string {
+				return head(k, "Transfer-Encoding: chunked\r\n") + "1d\r\n" + body[:10]
+			}, models.CodeInvalidRequest},
+			{"chunked, no last chunk", func(k string) string {
+				return head(k, "Transfer-Encoding: chunked\r\n") + fmt.Sprintf("%x\r\n%s\r\n", len(body), body)
+			}, models.CodeInvalidRequest},
+			{"chunked, bad size", func(k string) string {
+				return head(k, "Transfer-Encoding: chunked\r\n") + "zz\r\n" + body + "\r\n0\r\n\r\n"
+			}, models.CodeInvalidRequest},
+			{"negative Content-Length", func(k string) string { return head(k, "Content-Length: -5\r\n") + body }, ""},
+			{"Content-Length not a number", func(k string) string { return head(k, "Content-Length: 1e3\r\n") + body }, ""},
+			{"Content-Length beyond int64", func(k string) string {
+				return head(k, "Content-Length: 99999999999999999999\r\n") + body
+			}, ""},
+			{"two different Content-Length", func(k string) string {
+				return head(k, "Content-Length: 5\r\nContent-Length: 29\r\n") + body
+			}, ""},
+			{"Content-Length and chunked", func(k string) string {
+				return head(k, "Content-Length: 29\r\nTransfer-Encoding: chunked\r\n") + body
+			}, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				key := e.key(t)
+				before := hostileCountPets(t, e.store)
+				start := time.Now()
+				r := e.raw(t, tt.request(key))
+				if tt.code != "" {
+					wantHostileError(t, tt.name, r, http.StatusBadRequest, tt.code)
+				} else if r.Status != http.StatusBadRequest {
+					t.Errorf("%d, want net/http's 400", r.Status)
+				}
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("the answer took %v", d)
+				}
+				if n := hostileCountPets(t, e.store); n != before {
+					t.Errorf("a cut-off body stored a pet")
+				}
+			})
+		}
+	})
+}
+
+// TestHostileSlowBody: a client that announces a body and then stalls is
+// cut off by the server's read timeout with a 400, not held forever. The
+// timeout is a second here (30 s in main.go) to keep the test quick.
+func TestHostileSlowBody(t *testing.T) {
+	t.Parallel()
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		srv := newHostileServer(e.srv.Config.Handler)
+		srv.Config.ReadTimeout = time.Second
+		srv.Start()
+		t.Cleanup(srv.Close)
+		start := time.Now()
+		req := "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + e.key(t) +
+			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":"
+		r := hostileRaw(t, srv.Listener.Addr().String(), req, false)
+		wantHostileError(t, "stalled body", r, http.StatusBadRequest, models.CodeInvalidRequest)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("the answer took %v", d)
+		}
+	})
+}
+
+// TODO(hardening): on MariaDB, a failed sign-in whose username, lowercased,
+// is longer than 64 bytes with a multi-byte character across byte 64
+// answers 500: models.Store.recordLoginFailure cuts the name at byte 64
+// (name[:64]) and the INSERT of the broken UTF-8 fails (Error 1366
+// "Incorrect string value"). Input: POST /admin/login with username
+// strings.Repeat("a", 63)+"é" (or 63 "a" and a byte 0xff, which ToLower
+// turns into the 3-byte U+FFFD). Set this to true once the name is cut at
+// 64 characters (e.g. string([]rune(name)[:64])).
+const hostileLoginCutsNamesByRune = true
+
+// TestHostileSignInNames: odd usernames on the sign-in form are a wrong
+// username (401), never a 5xx, on both databases.
+func TestHostileSignInNames(t *testing.T) {
+	t.Parallel()
+	names := []struct {
+		name, username string
+		cutAcrossRune  bool // hits hostileLoginCutsNamesByRune
+	}{
+		{"1000 characters", strings.Repeat("a", 1000), false},
+		{"80 bytes of é", strings.Repeat("é", 40), false},
+		{"é across byte 64", strings.Repeat("a", 63) + "é", true},
+		{"0xff across byte 64", strings.Repeat("a", 63) + "\xff", true},
+		{"invalid UTF-8", "\xff\xfe", false},
+		{"NUL", "alice\x00", false},
+		{"terminal escape", "\x1b[2Jalice", false},
+		{"CR LF", "alice\r\nX-Injected: 1", false},
+		{"the staff name with a trailing NBSP", hostileStaff + "\u00a0", false},
+	}
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		for _, tt := range names {
+			t.Run(tt.name, func(t *testing.T) {
+				p := e.console(t).signIn(t, tt.username, "not the password at all")
+				if p.Status >= 500 && tt.cutAcrossRune && !hostileLoginCutsNamesByRune {
+					t.Skipf("TODO(hardening): sign-in as %q answers %d (see hostileLoginCutsNamesByRune)", tt.username, p.Status)
+				}
+				if p.Status != http.StatusUnauthorized {
+					t.Errorf("sign in as %q: %d, want 401", tt.username, p.Status)
+				}
+			})
+		}
+		// The real account still signs in: none of that counted against it.
+		if p := e.console(t).signIn(t, hostileStaff, hostilePassword); p.Status != http.StatusSeeOther {
+			t.Errorf("sign in as %s afterwards: %d, want 303", hostileStaff, p.Status)
+		}
+	})
+}
+
+// TODO(hardening): API key names accept control characters (NUL, ESC, CR,
+// LF), e.g. a key named "\x1b[2J" created from the console: pet names
+// refuse them, and `petstore apikey list` / `apikey revoke` print key
+// names raw to an operator's terminal. Set this to true once
+// models.ValidateKeyName refuses unicode.IsControl runes as ValidateName
+// does.
+const hostileKeyNamesRefuseControls = true
+
+// TestHostileControlCharacters sends NUL, terminal escapes, line breaks
+// and invalid UTF-8 in every text field of the console: each is refused
+// (422; sign-in is TestHostileSignInNames) or, in the search box and the
+// audit actor filter, searched for literally;
+// never a 5xx, and nothing with such a character is stored.
+func TestHostileControlCharacters(t *testing.T) {
+	t.Parallel()
+	values := []string{"a\x00b", "\x1b[2Jx", "a\r\nb", "a\tb", "a\u0085b", "\xff\xfe", "\xed\xa0\x80", "\xf0\x9f\x90"}
+	forEachHostile(t, func(t *testing.T, e *hostileEnv) {
+		b := e.console(t)
+		if p := b.signIn(t, hostileStaff, hostilePassword); p.Status != http.StatusSeeOther {
+			t.Fatalf("sign in: %d", p.Status)
+		}
+		b.csrf = hostileCSRF(t, b.get(t, "/admin/pets"))
+		for _, v := range values {
+			t.Run(fmt.Sprintf("%q", v), func(t *testing.T) {
+				if p := b.get(t, "/admin/pets?q="+url.QueryEscape(v)); p.Status != http.StatusOK || p.doc.Find(`[data-testid="pet-row"]`).Length() != 0 {
+					t.Errorf("search %q: %d with %d rows, want 200 and none", v, p.Status, p.doc.Find(`[data-testid="pet-row"]`).Length())
+				}
+				if p := b.get(t, "/admin/audit?actor="+url.QueryEscape(v)); p.Status != http.StatusOK || p.doc.Find(`[data-testid="audit-row"]`).Length() != 0 {
+					t.Errorf("audit by actor %q: %d with %d rows, want 200 and none", v, p.Status, p.doc.Find(`[data-testid="audit-row"]`).Length())
+				}
+				if p := b.post(t, "/admin/pets", url.Values{"name": {v}, "categoryId": {"1"}}); p.Status != http.StatusUnprocessableEntity {
+					t.Errorf("pet named %q: %d, want 422", v, p.Status)
+				}
+				if p := b.post(t, "/admin/users", url.Values{"username": {v}, "password": {"a long enough password"}}); p.Status != http.StatusUnprocessableEntity {
+					t.Errorf("staff named %q: %d, want 422", v, p.Status)
+				}
+				p := b.post(t, "/admin/api-keys", url.Values{"name": {v}})
+				wantHostileNo5xx(t, "key name", p.hostileReply)
+				if p.Status != http.StatusUnprocessableEntity {
+					if !hostileKeyNamesRefuseControls && utf8.ValidString(v) {
+						t.Skipf("TODO(hardening): key name %q accepted with %d (see hostileKeyNamesRefuseControls)", v, p.Status)
+					}
+					t.Errorf("key named %q: %d, want 422", v, p.Status)
+				}
+			})
+		}
+		if n := hostileCountPets(t, e.store); n != 0 {
+			t.Errorf("%d pets stored, want none", n)
+		}
+		if n, err := e.store.CountUsers(context.Background()); err != nil || n != 1 {
+			t.Errorf("%d staff accounts (%v), want 1", n, err)
+		}
+	})
+}
