@@ -84,8 +84,26 @@ func TestRequestLogs(t *testing.T) {
 		t.Fatalf("sign-in ended at %s", res.Request.URL)
 	}
 
-	logs := stderr.String()
+	// A request's line is written just after its response: wait for both.
+	var logs string
 	var apiLine, staffLine map[string]any
+	for deadline := time.Now().Add(10 * time.Second); (apiLine == nil || staffLine == nil) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		logs = stderr.String()
+		apiLine, staffLine = nil, nil
+		for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "request" {
+				continue
+			}
+			if rec["request_id"] == "trace-abc.123" {
+				apiLine = rec
+			}
+			if rec["route"] == "/admin/pets" {
+				staffLine = rec
+			}
+		}
+	}
 	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
@@ -99,12 +117,6 @@ func TestRequestLogs(t *testing.T) {
 			if _, ok := rec[f]; !ok {
 				t.Errorf("request line lacks %s: %s", f, line)
 			}
-		}
-		if rec["request_id"] == "trace-abc.123" {
-			apiLine = rec
-		}
-		if rec["route"] == "/admin/pets" {
-			staffLine = rec
 		}
 	}
 	if apiLine == nil || apiLine["route"] != "/v1/pets/:petId" || apiLine["status"] != float64(404) || apiLine["key"] != "first key" {
