@@ -898,6 +898,22 @@ func TestBrowserLayout(t *testing.T) {
 	}
 	j.screenshot("pets-dark.png")
 
+	// The other pages, in light mode, for review.
+	if _, err := chromedp.Call(j.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}},
+	}); err != nil {
+		t.Fatalf("emulate light mode: %v", err)
+	}
+	for _, p := range []struct{ path, heading, file string }{
+		{"/admin/users", "Staff", "staff.png"},
+		{"/admin/audit", "Audit trail", "audit.png"},
+		{"/admin/api-keys", "API keys", "api-keys.png"},
+	} {
+		j.open(p.path)
+		j.waitText("h1", p.heading)
+		j.screenshot(p.file)
+	}
+
 	if d := j.acceptedDialogs(); len(d) != 0 {
 		t.Errorf("hostile pet names ran script: dialogs %q", d)
 	}

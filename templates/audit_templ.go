@@ -135,7 +135,7 @@ func AuditPage(p Page, v AuditView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"staff alice\" autocomplete=\"off\"></div><div><label for=\"audit-target\">Target</label> <input id=\"audit-target\" name=\"target\" type=\"text\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"alice, cli or apikey …\" autocomplete=\"off\"></div><div><label for=\"audit-target\">Target</label> <input id=\"audit-target\" name=\"target\" type=\"text\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -198,7 +198,7 @@ func (w *Web) createPet(c *gin.Context) {
 		return
 	}
 	u := currentUser(c)
-	pet, err := w.store.CreatePet(c.Request.Context(), np, "staff "+u.Username)
+	pet, err := w.store.CreatePet(c.Request.Context(), np, u.Username)
 	if err != nil {
 		w.fail(c, err)
 		return
@@ -266,7 +266,7 @@ func (w *Web) updatePetStatus(c *gin.Context) {
 		w.fail(c, &models.Error{Code: models.CodeInvalidRequest, Message: models.StatusMessage})
 		return
 	}
-	pet, err := w.store.UpdatePetStatus(c.Request.Context(), id, st, "staff "+currentUser(c).Username)
+	pet, err := w.store.UpdatePetStatus(c.Request.Context(), id, st, currentUser(c).Username)
 	if err != nil {
 		w.fail(c, err)
 		return

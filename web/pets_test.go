@@ -332,7 +332,7 @@ func TestChangePetStatus(t *testing.T) {
 		// Recorded: who and when.
 		var actor, detail string
 		audit := e.store.SQLDB().QueryRow("SELECT actor, detail FROM audit_events WHERE action = ? AND target_id = ? ORDER BY id DESC LIMIT 1", models.ActionPetStatusChanged, pet.ID)
-		if err := audit.Scan(&actor, &detail); err != nil || actor != "staff "+staffName || detail != "pending -> sold" {
+		if err := audit.Scan(&actor, &detail); err != nil || actor != staffName || detail != "pending -> sold" {
 			t.Errorf("audit = %q %q %v", actor, detail, err)
 		}
 
