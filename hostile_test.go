@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -65,14 +64,9 @@ type hostileEnv struct {
 // serve` sets in main.go (keep them in step): header size and timeouts.
 func newHostileServer(handler http.Handler) *httptest.Server {
 	srv := httptest.NewUnstartedServer(handler)
-	srv.Config.ReadHeaderTimeout = 10 * time.Second
-	srv.Config.ReadTimeout = 30 * time.Second
-	srv.Config.WriteTimeout = 60 * time.Second
-	srv.Config.IdleTimeout = 120 * time.Second
-	srv.Config.MaxHeaderBytes = 64 << 10
-	// net/http's own complaints (requests it refuses itself, query
-	// semicolons) are expected here.
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	// The limits serve runs with. net/http's own complaints (requests it
+	// refuses itself, query semicolons) are expected here: discarded.
+	srv.Config = newHTTPServer(handler, slog.New(slog.DiscardHandler))
 	return srv
 }
 
