@@ -66,7 +66,8 @@ Usage:
 
 Configuration is read from the environment: LISTEN_ADDR, DATABASE_URL,
 PETSTORE_PUBLIC_URL, DATABASE_MAX_OPEN_CONNS, DATABASE_MAX_IDLE_CONNS,
-DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, TRUSTED_PROXIES, LOG_FORMAT,
+DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, DATABASE_REPLICA_URLS,
+TRUSTED_PROXIES, LOG_FORMAT,
 RATE_LIMIT_RPS, RATE_LIMIT_BURST, METRICS_ADDR.
 See README.md.
 `
@@ -176,7 +177,7 @@ func (c cli) open(ctx context.Context, log *slog.Logger) (config.Config, *models
 	}
 	db := cfg.Database
 	store, err := models.Open(ctx, models.Options{
-		Driver: string(db.Driver), DSN: db.DSN, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
+		Driver: string(db.Driver), DSN: db.DSN, ReplicaDSNs: db.ReplicaDSNs, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
 		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log,
 	})
 	if err != nil {

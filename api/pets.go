@@ -50,6 +50,7 @@ func (a *API) listPets(c *gin.Context) {
 		writeError(c, a.log, err)
 		return
 	}
+	q.AllowStale = true // a read replica may answer, when there are some
 	pets, more, err := a.store.ListPets(c.Request.Context(), q)
 	if err != nil {
 		writeError(c, a.log, err)

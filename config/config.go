@@ -29,6 +29,9 @@ type Database struct {
 	DSN    string
 	// Redacted is DATABASE_URL without its password, for logs and messages.
 	Redacted string
+	// ReplicaDSNs are MySQL read replicas (DATABASE_REPLICA_URLS, comma
+	// separated mysql:// URLs) in the driver's DSN form.
+	ReplicaDSNs []string
 
 	MaxOpenConns    int
 	MaxIdleConns    int
@@ -116,6 +119,21 @@ func Load(getenv func(string) string) (Config, error) {
 	db, err := ParseDatabaseURL(raw)
 	if err != nil {
 		return Config{}, &Error{"DATABASE_URL", err.Error()}
+	}
+	if v := strings.TrimSpace(getenv("DATABASE_REPLICA_URLS")); v != "" {
+		if db.Driver != MySQL {
+			return Config{}, &Error{"DATABASE_REPLICA_URLS", "read replicas need DATABASE_URL to be a mysql:// URL"}
+		}
+		for i, raw := range strings.Split(v, ",") {
+			r, err := ParseDatabaseURL(strings.TrimSpace(raw))
+			if err == nil && r.Driver != MySQL {
+				err = fmt.Errorf("not a mysql:// URL")
+			}
+			if err != nil {
+				return Config{}, &Error{"DATABASE_REPLICA_URLS", fmt.Sprintf("replica %d: %v", i+1, err)}
+			}
+			db.ReplicaDSNs = append(db.ReplicaDSNs, r.DSN)
+		}
 	}
 	ints := []struct {
 		name string

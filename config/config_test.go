@@ -242,6 +242,9 @@ func TestLoadErrors(t *testing.T) {
 		{"rate not a number", map[string]string{"RATE_LIMIT_RPS": "lots"}, "RATE_LIMIT_RPS"},
 		{"zero burst", map[string]string{"RATE_LIMIT_BURST": "0"}, "RATE_LIMIT_BURST"},
 		{"mysql user with colon", map[string]string{"DATABASE_URL": "mysql://a%3Ab:pw@db/petstore"}, "DATABASE_URL"},
+		{"replicas on sqlite", map[string]string{"DATABASE_REPLICA_URLS": "mysql://u:p@r1/petstore"}, "DATABASE_REPLICA_URLS"},
+		{"replica not mysql", map[string]string{"DATABASE_URL": "mysql://u:p@db/petstore", "DATABASE_REPLICA_URLS": "sqlite:x.db"}, "DATABASE_REPLICA_URLS"},
+		{"replica without database", map[string]string{"DATABASE_URL": "mysql://u:p@db/petstore", "DATABASE_REPLICA_URLS": "mysql://u:p@r1/petstore, mysql://u:p@r2/"}, "DATABASE_REPLICA_URLS"},
 		{"listen addr host only", map[string]string{"LISTEN_ADDR": "localhost"}, "LISTEN_ADDR"},
 		{"listen addr ipv6 without port", map[string]string{"LISTEN_ADDR": "[::1]"}, "LISTEN_ADDR"},
 		{"unknown scheme postgres", map[string]string{"DATABASE_URL": "postgres://pets:" + pw + "@db:5432/petstore"}, "DATABASE_URL"},
@@ -310,5 +313,18 @@ func TestLoadErrors(t *testing.T) {
 				t.Errorf("Load() returned %+v with an error, want the zero Config", got)
 			}
 		})
+	}
+}
+
+func TestLoadReplicas(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"DATABASE_URL": "mysql://u:p@db/petstore", "DATABASE_REPLICA_URLS": " mysql://r:s@r1:3307/petstore , mysql://r:s@r2/petstore"}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"r:s@tcp(r1:3307)/petstore", "r:s@tcp(r2:3306)/petstore"}
+	if strings.Join(cfg.Database.ReplicaDSNs, " ") != strings.Join(want, " ") {
+		t.Errorf("replica DSNs = %q, want %q", cfg.Database.ReplicaDSNs, want)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	gormmysql "gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	"gorm.io/plugin/dbresolver"
 )
 
 // The supported drivers, as named by config.
@@ -40,6 +41,11 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// Logger receives slow-query and driver warnings; nil discards them.
 	Logger *slog.Logger
+	// ReplicaDSNs are MySQL read replicas (DATABASE_REPLICA_URLS): the API's
+	// pet list reads go to one of them at random. Every other read (a pet
+	// fetched after its creation, the console, keys, sessions, accounts)
+	// stays on the primary, so it sees the writes just made.
+	ReplicaDSNs []string
 	// PasswordCost is the bcrypt cost of new password hashes; 0 means 12.
 	// Tests lower it: hashing at cost 12 takes about a quarter second.
 	PasswordCost int
@@ -57,8 +63,10 @@ type Store struct {
 	passwordCost int
 	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
 	migrateCfg *mysql.Config
-	dummyOnce  sync.Once
-	dummy      []byte
+	// replicas are the read replicas' pools, closed with the store.
+	replicas  []*sql.DB
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -113,6 +121,48 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
+	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
+		sqlDB.Close()
+		return nil, errors.New("read replicas need MySQL")
+	}
+	var (
+		replicas   []*sql.DB
+		replicaDia []gorm.Dialector
+	)
+	closeAll := func() {
+		sqlDB.Close()
+		for _, r := range replicas {
+			r.Close()
+		}
+	}
+	for i, dsn := range o.ReplicaDSNs {
+		cfg, err := mysqlConfig(dsn)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		cfg.Logger = driverLogger{log}
+		connector, err := mysql.NewConnector(cfg)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("replica %d: %w", i+1, err)
+		}
+		r := sql.OpenDB(connector)
+		if o.MaxOpenConns > 0 {
+			r.SetMaxOpenConns(o.MaxOpenConns)
+		}
+		if o.MaxIdleConns > 0 {
+			r.SetMaxIdleConns(o.MaxIdleConns)
+		}
+		if o.ConnMaxLifetime > 0 {
+			r.SetConnMaxLifetime(o.ConnMaxLifetime)
+		}
+		replicas = append(replicas, r)
+		// A replica that is not up yet does not hold the start: the
+		// primary is what the service needs; reads sent to a dead
+		// replica answer 503 until it returns.
+		replicaDia = append(replicaDia, gormmysql.New(gormmysql.Config{Conn: r, SkipInitializeWithVersion: true}))
+	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
@@ -125,14 +175,25 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
-		sqlDB.Close()
+		closeAll()
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if len(replicaDia) > 0 {
+		// Only the pets table's reads are routed (the forced-index name is
+		// how ListPets names it when it filters by status), and of those
+		// only the ones that ask for it (PetQuery.AllowStale).
+		resolver := dbresolver.Register(dbresolver.Config{Replicas: replicaDia, Policy: dbresolver.RandomPolicy{}},
+			"pets", petsByStatus)
+		if err := db.Use(resolver); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("read replicas: %w", err)
+		}
 	}
 	cost := o.PasswordCost
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost, migrateCfg: migrateCfg}, nil
+	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas}, nil
 }
 
 // sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent
@@ -262,7 +323,12 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Close closes the connection pool.
-func (s *Store) Close() error { return s.sqlDB.Close() }
+func (s *Store) Close() error {
+	for _, r := range s.replicas {
+		r.Close()
+	}
+	return s.sqlDB.Close()
+}
 
 // SQLDB exposes the pool for migrations and pool statistics.
 func (s *Store) SQLDB() *sql.DB { return s.sqlDB }

@@ -176,6 +176,12 @@ func startMariaDB() (*mariadb, error) {
 		u.Path = ""
 		return connect(u, nil, "")
 	}
+	return startPrivate("--skip-log-bin")
+}
+
+// startPrivate starts a private mariadbd in a new temporary directory with
+// the given extra options.
+func startPrivate(extra ...string) (*mariadb, error) {
 	mysqld, err := findBinary("mariadbd", "/usr/sbin/mariadbd")
 	if err != nil {
 		return nil, err
@@ -207,11 +213,12 @@ func startMariaDB() (*mariadb, error) {
 	if err != nil {
 		return fail(err)
 	}
-	cmd := exec.Command(mysqld, "--no-defaults", "--datadir="+data, "--user="+user,
-		"--bind-address=127.0.0.1", "--port="+strconv.Itoa(port), "--socket="+filepath.Join(dir, "mysqld.sock"),
-		"--pid-file="+filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve", "--skip-log-bin",
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--user=" + user,
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(dir, "mysqld.sock"),
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
 		"--innodb-buffer-pool-size=128M", "--max-connections=500",
-		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci")
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"}, extra...)
+	cmd := exec.Command(mysqld, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// The server dies with the test binary even if the binary is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
