@@ -16,7 +16,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
 	"petstore/api"
@@ -43,14 +42,7 @@ func newFuzzEnv(f *testing.F) *env {
 	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	e.clock.Store(&now)
 	a := api.New(store, api.Options{Now: func() time.Time { return *e.clock.Load() }, RateLimit: rate.Inf})
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
-	a.Register(r)
-	r.NoRoute(a.NoRoute)
-	r.NoMethod(a.NoMethod)
-	e.srv = httptest.NewUnstartedServer(r)
+	e.srv = httptest.NewUnstartedServer(newEngine(a, nil))
 	e.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	e.srv.Start()
 	f.Cleanup(e.srv.Close)

@@ -47,13 +47,7 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	e.clock.Store(&now)
 	a := api.New(store, api.Options{Now: func() time.Time { return *e.clock.Load() }})
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
-	a.Register(r)
-	r.NoRoute(a.NoRoute)
-	r.NoMethod(a.NoMethod)
+	r := newEngine(a, nil)
 	r.GET("/test/panic", func(*gin.Context) { panic("boom: secret internal detail") })
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)
@@ -63,6 +57,22 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	}
 	e.key = key
 	return e
+}
+
+// newEngine wires a the way main does: metrics (when m is not nil) outside
+// recovery, the routes, and JSON answers for unknown paths and methods.
+func newEngine(a *api.API, m *api.Metrics) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	if m != nil {
+		r.Use(m.Middleware())
+	}
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
+	a.Register(r)
+	r.NoRoute(a.NoRoute)
+	r.NoMethod(a.NoMethod)
+	return r
 }
 
 // forEach runs fn on a fresh server per driver.

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -33,14 +32,8 @@ func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
 	m := api.NewMetrics(store.SQLDB())
 	o.Metrics = m
 	a := api.New(store, o)
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	r.Use(m.Middleware(), gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
-	a.Register(r)
+	r := newEngine(a, m)
 	a.RegisterMetrics(r)
-	r.NoRoute(a.NoRoute)
-	r.NoMethod(a.NoMethod)
 	ob := &observed{t: t, srv: httptest.NewServer(r), metrics: m}
 	t.Cleanup(ob.srv.Close)
 	for i := range ob.keys {
