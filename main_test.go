@@ -747,8 +747,16 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Fatalf("no metrics listening line:\n%s", srv.stderr)
 	}
 	get(t, "http://"+srv.addr+"/v1/openapi.json", nil)
-	code, body := get(t, "http://"+m[1]+"/metrics", nil)
-	if code != 200 || !strings.Contains(body, `petstore_http_requests_total{method="GET",route="/v1/openapi.json",status="200"} 1`) {
+	// A request is counted just after its response is written: poll.
+	want := `petstore_http_requests_total{method="GET",route="/v1/openapi.json",status="200"} 1`
+	var code int
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if code, body = get(t, "http://"+m[1]+"/metrics", nil); code == 200 && strings.Contains(body, want) {
+			break
+		}
+	}
+	if code != 200 || !strings.Contains(body, want) {
 		t.Errorf("metrics address: %d\n%.2000s", code, body)
 	}
 	// With METRICS_ADDR set, the main address has no /metrics.

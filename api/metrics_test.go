@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ type observed struct {
 	srv     *httptest.Server
 	metrics *api.Metrics
 	keys    [2]string
+	// answered counts the responses read, for settle.
+	answered atomic.Int64
 }
 
 func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
@@ -66,6 +69,7 @@ func (o *observed) do(method, path, key, body string) response {
 		o.t.Fatal(err)
 	}
 	r := readResponse(o.t, res)
+	o.answered.Add(1)
 	if r.Status != http.StatusTooManyRequests || documents(req, http.StatusTooManyRequests) {
 		checkAgainstOpenAPI(o.t, req, r)
 	}
@@ -84,6 +88,7 @@ func documents(req *http.Request, status int) bool {
 // scrape reads /metrics with key and returns the text exposition.
 func (o *observed) scrape(key string) string {
 	o.t.Helper()
+	o.settle()
 	r := o.do("GET", "/metrics", key, "")
 	if r.Status != http.StatusOK {
 		o.t.Fatalf("GET /metrics: status %d, body %s", r.Status, r.Body)
@@ -92,6 +97,30 @@ func (o *observed) scrape(key string) string {
 		o.t.Errorf("GET /metrics: Content-Type %q, want the text exposition format", ct)
 	}
 	return string(r.Body)
+}
+
+// settle waits until every request answered so far is counted: the
+// middleware counts a request just after its response is written, so a
+// client may read the answer a moment before the count.
+func (o *observed) settle() {
+	want := float64(o.answered.Load())
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		families, err := o.metrics.Registry().Gather()
+		if err != nil {
+			o.t.Fatal(err)
+		}
+		counted := 0.0
+		for _, f := range families {
+			if f.GetName() == "petstore_http_requests_total" {
+				for _, m := range f.GetMetric() {
+					counted += m.GetCounter().GetValue()
+				}
+			}
+		}
+		if counted >= want {
+			return
+		}
+	}
 }
 
 // sample returns the value of one series (name and labels exactly as
