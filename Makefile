@@ -47,13 +47,14 @@ check:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # deps installs what the tests need: the MariaDB server the tests start
-# privately, and Chromium for the browser journeys. It needs root (or sudo)
+# privately, Chromium for the browser journeys, and gcc for the race detector. It needs root (or sudo)
 # on Debian or Ubuntu; elsewhere install them yourself (or point
 # PETSTORE_TEST_MYSQL_URL at a MariaDB server).
 deps:
 	@missing=""; \
 	if [ -z "$$PETSTORE_TEST_MYSQL_URL" ] && ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then missing="mariadb-server"; fi; \
 	if ! command -v chromium >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
+	if ! command -v gcc >/dev/null 2>&1; then missing="$$missing gcc libc6-dev"; fi; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "Installing for the tests:$$missing"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
