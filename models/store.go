@@ -90,33 +90,20 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 		dialector = sqlite.Dialector{Conn: sqlDB}
 	case DriverMySQL:
-		cfg, err := mysqlConfig(o.DSN)
+		var cfg *mysql.Config
+		sqlDB, cfg, err = openMySQL(o.DSN, log)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Logger = driverLogger{log}
 		migrateCfg = cfg.Clone()
 		// Migrations may run long statements (an ALTER of a big table):
 		// their own connection has no read or write timeout.
 		migrateCfg.ReadTimeout, migrateCfg.WriteTimeout = 0, 0
-		connector, err := mysql.NewConnector(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("open mysql: %w", err)
-		}
-		sqlDB = sql.OpenDB(connector)
 		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
 	default:
 		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
 	}
-	if o.MaxOpenConns > 0 {
-		sqlDB.SetMaxOpenConns(o.MaxOpenConns)
-	}
-	if o.MaxIdleConns > 0 {
-		sqlDB.SetMaxIdleConns(o.MaxIdleConns)
-	}
-	if o.ConnMaxLifetime > 0 {
-		sqlDB.SetConnMaxLifetime(o.ConnMaxLifetime)
-	}
+	o.sizePool(sqlDB)
 	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
 		sqlDB.Close()
 		return nil, err
@@ -136,27 +123,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		}
 	}
 	for i, dsn := range o.ReplicaDSNs {
-		cfg, err := mysqlConfig(dsn)
+		r, _, err := openMySQL(dsn, log)
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("replica %d: %w", i+1, err)
 		}
-		cfg.Logger = driverLogger{log}
-		connector, err := mysql.NewConnector(cfg)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("replica %d: %w", i+1, err)
-		}
-		r := sql.OpenDB(connector)
-		if o.MaxOpenConns > 0 {
-			r.SetMaxOpenConns(o.MaxOpenConns)
-		}
-		if o.MaxIdleConns > 0 {
-			r.SetMaxIdleConns(o.MaxIdleConns)
-		}
-		if o.ConnMaxLifetime > 0 {
-			r.SetConnMaxLifetime(o.ConnMaxLifetime)
-		}
+		o.sizePool(r)
 		replicas = append(replicas, r)
 		// A replica that is not up yet does not hold the start: the
 		// primary is what the service needs; reads sent to a dead
@@ -194,6 +166,35 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		cost = defaultPasswordCost
 	}
 	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas}, nil
+}
+
+// openMySQL opens a pool on dsn with the settings petstore relies on
+// (mysqlConfig) and the driver's messages sent to log; it returns the
+// config too, for variants such as the migrations' connection.
+func openMySQL(dsn string, log *slog.Logger) (*sql.DB, *mysql.Config, error) {
+	cfg, err := mysqlConfig(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Logger = driverLogger{log}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open mysql: %w", err)
+	}
+	return sql.OpenDB(connector), cfg, nil
+}
+
+// sizePool applies the configured pool sizes and lifetime to db.
+func (o Options) sizePool(db *sql.DB) {
+	if o.MaxOpenConns > 0 {
+		db.SetMaxOpenConns(o.MaxOpenConns)
+	}
+	if o.MaxIdleConns > 0 {
+		db.SetMaxIdleConns(o.MaxIdleConns)
+	}
+	if o.ConnMaxLifetime > 0 {
+		db.SetConnMaxLifetime(o.ConnMaxLifetime)
+	}
 }
 
 // sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent

@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -338,4 +339,28 @@ func TestPasswordCost(t *testing.T) {
 	if cost, err := bcrypt.Cost([]byte(u.PasswordHash)); err != nil || cost != 12 {
 		t.Errorf("production bcrypt cost = %d, %v; want 12", cost, err)
 	}
+}
+
+// Sign-ins are also limited per address: many usernames tried from one
+// address lock that address out, not others.
+func TestLoginLimitedPerAddress(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		if _, err := s.CreateUser(ctx, "dora", "a long password", "test"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range models.MaxFailuresPerAddress {
+			// A different name each time: the per-username limit never trips.
+			if _, err := s.Login(ctx, fmt.Sprintf("guess%d", i), "wrong password", "203.0.113.9"); models.ErrorCode(err) != models.CodeUnauthorized {
+				t.Fatalf("attempt %d: %v, want unauthorized", i, err)
+			}
+		}
+		if _, err := s.Login(ctx, "dora", "a long password", "203.0.113.9"); models.ErrorCode(err) != models.CodeRateLimited {
+			t.Fatalf("right password from the locked address: %v, want rate_limited", err)
+		}
+		if _, err := s.Login(ctx, "dora", "a long password", "198.51.100.7"); err != nil {
+			t.Fatalf("right password from another address: %v", err)
+		}
+	})
 }

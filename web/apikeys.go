@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
@@ -137,19 +136,14 @@ func apiKeyID(c *gin.Context) (int64, error) {
 // apiKeyRow maps a key to its row. The hash stays behind.
 func apiKeyRow(k models.APIKey) templates.APIKeyRow {
 	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedBy: k.CreatedBy,
-		Created: utcMinute(k.CreatedAt), LastUsed: "never"}
+		Created: formatTime(k.CreatedAt), LastUsed: "never"}
 	if k.LastUsedAt != nil {
-		row.LastUsed = utcMinute(*k.LastUsedAt)
+		row.LastUsed = formatTime(*k.LastUsedAt)
 	}
 	if k.RevokedAt != nil {
-		row.Revoked = utcMinute(*k.RevokedAt)
+		row.Revoked = formatTime(*k.RevokedAt)
 	}
 	return row
-}
-
-// utcMinute formats a time for people, the same on every instance.
-func utcMinute(t time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // invalidFields returns err as a *models.Error when it names bad form

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -152,7 +151,7 @@ func petRow(p models.Pet) templates.PetRow {
 		Status: string(p.Status), Created: formatTime(p.CreatedAt)}
 }
 
-// formatTime shows a time in UTC to the minute.
+// formatTime shows a time in UTC to the minute, the same on every instance.
 func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04") + " UTC"
 }
@@ -188,8 +187,8 @@ func (w *Web) createPet(c *gin.Context) {
 	form := templates.PetFormView{Name: in.Name, CategoryID: in.CategoryID, Status: status, CSRFToken: w.csrfToken(c)}
 	np, err := in.Validate()
 	if err != nil {
-		var e *models.Error
-		if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest {
+		e, ok := invalidFields(err)
+		if !ok {
 			w.fail(c, err)
 			return
 		}

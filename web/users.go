@@ -100,7 +100,7 @@ func (w *Web) staffView(c *gin.Context) (templates.StaffView, error) {
 	me := currentUser(c).ID
 	v := templates.StaffView{Members: make([]templates.StaffRow, 0, len(users)), MinPasswordLength: models.MinPasswordLength}
 	for _, u := range users {
-		v.Members = append(v.Members, templates.StaffRow{Username: u.Username, Created: utcMinute(u.CreatedAt), You: u.ID == me})
+		v.Members = append(v.Members, templates.StaffRow{Username: u.Username, Created: formatTime(u.CreatedAt), You: u.ID == me})
 	}
 	return v, nil
 }
