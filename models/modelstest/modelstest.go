@@ -199,11 +199,18 @@ func startPrivate(extra ...string) (*mariadb, error) {
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	// A private tmpdir: servers of test binaries running at once otherwise
+	// share /tmp, and their bootstraps trip over each other's temporary
+	// tables ("Unknown table 'mysql.tmp_user_sys'").
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return fail(err)
+	}
 	user := currentUser()
-	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--user="+user,
+	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--tmpdir="+tmp, "--user="+user,
 		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
 	if err != nil {
-		return fail(fmt.Errorf("mariadb-install-db: %v: %s", err, lastLines(out)))
+		return fail(fmt.Errorf("mariadb-install-db: %v: %s", err, installFailure(out)))
 	}
 	port, err := freePort()
 	if err != nil {
@@ -213,7 +220,7 @@ func startPrivate(extra ...string) (*mariadb, error) {
 	if err != nil {
 		return fail(err)
 	}
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--user=" + user,
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--user=" + user,
 		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(dir, "mysqld.sock"),
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
 		"--innodb-buffer-pool-size=128M", "--max-connections=500",
@@ -490,6 +497,17 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// installFailure keeps what mariadb-install-db said before its generic
+// advice ("Installation of system tables failed! ..."), which is where the
+// cause is.
+func installFailure(out []byte) string {
+	head, _, found := strings.Cut(string(out), "Installation of system tables failed")
+	if !found {
+		return lastLines(out)
+	}
+	return lastLines([]byte(head))
 }
 
 func lastLines(b []byte) string {
