@@ -16,10 +16,12 @@
 package modelstest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -161,10 +163,11 @@ type mariadb struct {
 	admin *sql.DB
 	dir   string
 
-	mu     sync.Mutex // guards cmd, down and frozen, for Stop, Start, Freeze and Thaw
-	cmd    *exec.Cmd  // nil for an outside server
-	down   bool       // stopped by Stop
-	frozen bool       // paused by Freeze
+	mu     sync.Mutex      // guards cmd, down and frozen, for Stop, Start, Freeze and Thaw
+	cmd    *exec.Cmd       // nil for an outside server
+	exited <-chan struct{} // closed when cmd has ended
+	down   bool            // stopped by Stop
+	frozen bool            // paused by Freeze
 }
 
 func startMariaDB() (*mariadb, error) {
@@ -174,7 +177,7 @@ func startMariaDB() (*mariadb, error) {
 			return nil, fmt.Errorf("PETSTORE_TEST_MYSQL_URL %q is not a mysql:// URL", raw)
 		}
 		u.Path = ""
-		return connect(u, nil, "")
+		return connect(u, nil, "", nil)
 	}
 	return startPrivate("--skip-log-bin")
 }
@@ -212,38 +215,78 @@ func startPrivate(extra ...string) (*mariadb, error) {
 	if err != nil {
 		return fail(fmt.Errorf("mariadb-install-db: %v: %s", err, installFailure(out)))
 	}
-	port, err := freePort()
-	if err != nil {
-		return fail(err)
-	}
 	logFile, err := os.Create(filepath.Join(dir, "mariadbd.log"))
 	if err != nil {
 		return fail(err)
 	}
-	args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--user=" + user,
-		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(dir, "mysqld.sock"),
-		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
-		"--innodb-buffer-pool-size=128M", "--max-connections=500",
-		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"}, extra...)
-	cmd := exec.Command(mysqld, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	// The server dies with the test binary even if the binary is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("start mariadbd: %w", err))
-	}
-	u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-	srv, err := connect(u, cmd, dir)
-	if err != nil {
+	// The port is free when chosen but another test binary may take it
+	// before mariadbd binds it: then try another.
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return fail(err)
+		}
+		args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--user=" + user,
+			"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(dir, "mysqld.sock"),
+			"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
+			"--innodb-buffer-pool-size=128M", "--max-connections=500",
+			"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"}, extra...)
+		cmd := exec.Command(mysqld, args...)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		// The server dies with the test binary even if the binary is killed.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		logStart, _ := logFile.Seek(0, io.SeekCurrent)
+		exited, err := startProcess(cmd)
+		if err != nil {
+			return fail(fmt.Errorf("start mariadbd: %w", err))
+		}
+		u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+		srv, err := connect(u, cmd, dir, exited)
+		if err == nil {
+			// Reached a server: ours only if it serves our data directory.
+			var datadir string
+			err = srv.admin.QueryRow("SELECT @@datadir").Scan(&datadir)
+			if err == nil && filepath.Clean(datadir) != data {
+				err = fmt.Errorf("port %d answered for %s, not ours: %w", port, datadir, errPortTaken)
+				srv.admin.Close()
+			}
+			if err == nil {
+				return srv, nil
+			}
+		}
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-exited
 		log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
+		log = log[min(int(logStart), len(log)):]
+		if errors.Is(err, errExited) && bytes.Contains(log, []byte("Address already in use")) {
+			err = errPortTaken
+		}
+		if errors.Is(err, errPortTaken) && attempt < 3 {
+			continue
+		}
 		return fail(fmt.Errorf("%v; mariadbd log: %s", err, lastLines(log)))
 	}
-	return srv, nil
 }
 
-func connect(base *url.URL, cmd *exec.Cmd, dir string) (*mariadb, error) {
+var (
+	errPortTaken = errors.New("port taken by another server")
+	errExited    = errors.New("mariadbd exited at start")
+)
+
+// startProcess starts cmd and returns a channel closed once it has ended;
+// only that channel may wait for it.
+func startProcess(cmd *exec.Cmd) (<-chan struct{}, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	return exited, nil
+}
+
+// connect waits for the server at base to answer. For a private server,
+// exited is closed when its process ends, and connect then gives up.
+func connect(base *url.URL, cmd *exec.Cmd, dir string, exited <-chan struct{}) (*mariadb, error) {
 	pass, _ := base.User.Password()
 	cfg, err := mysql.ParseDSN(fmt.Sprintf("%s:%s@tcp(%s)/?timeout=2s", base.User.Username(), pass, base.Host))
 	if err != nil {
@@ -263,13 +306,19 @@ func connect(base *url.URL, cmd *exec.Cmd, dir string) (*mariadb, error) {
 		if err == nil {
 			break
 		}
+		select {
+		case <-exited:
+			db.Close()
+			return nil, errExited
+		default:
+		}
 		if time.Now().After(deadline) {
 			db.Close()
 			return nil, fmt.Errorf("mariadb at %s did not answer: %w", base.Host, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return &mariadb{base: base, admin: db, cmd: cmd, dir: dir}, nil
+	return &mariadb{base: base, admin: db, cmd: cmd, exited: exited, dir: dir}, nil
 }
 
 // createDB makes an empty utf8mb4 database, dropped when the test ends.
@@ -315,13 +364,11 @@ func Stop(tb testing.TB) {
 		srv.frozen = false
 	}
 	srv.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { srv.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-srv.exited:
 	case <-time.After(30 * time.Second):
 		srv.cmd.Process.Kill()
-		<-done
+		<-srv.exited
 	}
 	srv.down = true
 	tb.Cleanup(func() {
@@ -348,10 +395,11 @@ func Start(tb testing.TB) {
 	cmd := exec.Command(srv.cmd.Path, srv.cmd.Args[1:]...)
 	cmd.Stdout, cmd.Stderr = srv.cmd.Stdout, srv.cmd.Stderr
 	cmd.SysProcAttr = srv.cmd.SysProcAttr
-	if err := cmd.Start(); err != nil {
+	exited, err := startProcess(cmd)
+	if err != nil {
 		tb.Fatalf("restart mariadbd: %v", err)
 	}
-	srv.cmd, srv.down = cmd, false
+	srv.cmd, srv.exited, srv.down = cmd, exited, false
 	if err := waitPing(srv.admin, 30*time.Second); err != nil {
 		tb.Fatalf("mariadb did not come back: %v", err)
 	}
@@ -456,13 +504,11 @@ func (m *mariadb) stop() {
 			m.cmd.Process.Signal(syscall.SIGCONT)
 		}
 		m.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { m.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-m.exited:
 		case <-time.After(20 * time.Second):
 			m.cmd.Process.Kill()
-			<-done
+			<-m.exited
 		}
 	}
 	if m.dir != "" {
@@ -490,7 +536,7 @@ func currentUser() string {
 	return strconv.Itoa(os.Geteuid())
 }
 
-func freePort() (int, error) {
+var freePort = func() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -1,7 +1,9 @@
 package modelstest
 
 import (
+	"net"
 	"os/exec"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -35,5 +37,48 @@ func TestStartPrivateConcurrently(t *testing.T) {
 		if err != nil {
 			t.Errorf("server %d: %v", i, err)
 		}
+	}
+}
+
+// A port taken between choosing and binding it (by another test binary) costs
+// a retry on another port, not the run.
+func TestStartPrivatePortTaken(t *testing.T) {
+	if _, err := exec.LookPath("mariadbd"); err != nil && !Required() {
+		t.Skip("MariaDB unavailable, skipping (make test installs it)")
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	go func() { // a thief that hangs up on everyone
+		for {
+			c, err := taken.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	choose := freePort
+	calls := 0
+	freePort = func() (int, error) {
+		calls++
+		if calls == 1 {
+			return taken.Addr().(*net.TCPAddr).Port, nil
+		}
+		return choose()
+	}
+	t.Cleanup(func() { freePort = choose })
+	srv, err := startPrivate("--skip-log-bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.stop()
+	if calls != 2 {
+		t.Errorf("ports chosen: %d, want 2 (the taken one, then another)", calls)
+	}
+	if srv.base.Port() == strconv.Itoa(taken.Addr().(*net.TCPAddr).Port) {
+		t.Errorf("server claims the taken port %s", srv.base.Port())
 	}
 }
