@@ -2,7 +2,6 @@ package modelstest
 
 import (
 	"net"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -12,9 +11,7 @@ import (
 // bootstraps once shared /tmp and failed at random in CI; four at once must
 // all come up and answer.
 func TestStartPrivateConcurrently(t *testing.T) {
-	if _, err := exec.LookPath("mariadbd"); err != nil && !Required() {
-		t.Skip("MariaDB unavailable, skipping (make test installs it)")
-	}
+	needMariaDB(t)
 	const n = 4
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -43,9 +40,7 @@ func TestStartPrivateConcurrently(t *testing.T) {
 // A port taken between choosing and binding it (by another test binary) costs
 // a retry on another port, not the run.
 func TestStartPrivatePortTaken(t *testing.T) {
-	if _, err := exec.LookPath("mariadbd"); err != nil && !Required() {
-		t.Skip("MariaDB unavailable, skipping (make test installs it)")
-	}
+	needMariaDB(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -80,5 +75,13 @@ func TestStartPrivatePortTaken(t *testing.T) {
 	}
 	if srv.base.Port() == strconv.Itoa(taken.Addr().(*net.TCPAddr).Port) {
 		t.Errorf("server claims the taken port %s", srv.base.Port())
+	}
+}
+
+// needMariaDB skips the test when Debian's MariaDB is not installed, unless
+// it is required; startPrivate then fails the test with the reason.
+func needMariaDB(t *testing.T) {
+	if _, err := findBinary("mariadbd", "/usr/sbin/mariadbd"); err != nil && !Required() {
+		t.Skipf("MariaDB unavailable, skipping (make test installs it): %v", err)
 	}
 }
