@@ -359,18 +359,7 @@ func Stop(tb testing.TB) {
 	if srv.down {
 		return
 	}
-	if srv.frozen {
-		srv.cmd.Process.Signal(syscall.SIGCONT)
-		srv.frozen = false
-	}
-	srv.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-srv.exited:
-	case <-time.After(30 * time.Second):
-		srv.cmd.Process.Kill()
-		<-srv.exited
-	}
-	srv.down = true
+	srv.shutdown()
 	tb.Cleanup(func() {
 		srv.mu.Lock()
 		down := srv.down
@@ -495,21 +484,29 @@ func waitPing(db *sql.DB, d time.Duration) error {
 	}
 }
 
+// shutdown ends the running private server as an operator would (thawing
+// it first if frozen), killing it if it takes over 30 s. m.mu must be held.
+func (m *mariadb) shutdown() {
+	if m.frozen {
+		m.cmd.Process.Signal(syscall.SIGCONT)
+		m.frozen = false
+	}
+	m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.exited:
+	case <-time.After(30 * time.Second):
+		m.cmd.Process.Kill()
+		<-m.exited
+	}
+	m.down = true
+}
+
 func (m *mariadb) stop() {
 	m.admin.Close()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cmd != nil && !m.down {
-		if m.frozen {
-			m.cmd.Process.Signal(syscall.SIGCONT)
-		}
-		m.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-m.exited:
-		case <-time.After(20 * time.Second):
-			m.cmd.Process.Kill()
-			<-m.exited
-		}
+		m.shutdown()
 	}
 	if m.dir != "" {
 		os.RemoveAll(m.dir)
