@@ -2,6 +2,7 @@ package modelstest
 
 import (
 	"net"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -38,33 +39,52 @@ func TestStartPrivateConcurrently(t *testing.T) {
 }
 
 // A port taken between choosing and binding it (by another test binary) costs
-// a retry on another port, not the run.
+// a retry on another port, not the run; and the server used is always our
+// own, even when the thief is another MariaDB that answers on the port.
 func TestStartPrivatePortTaken(t *testing.T) {
 	needMariaDB(t)
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer taken.Close()
-	go func() { // a thief that hangs up on everyone
-		for {
-			c, err := taken.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
+	t.Run("by a listener that hangs up", func(t *testing.T) {
+		taken, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}()
+		defer taken.Close()
+		go func() {
+			for {
+				c, err := taken.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		startOnTakenPort(t, taken.Addr().(*net.TCPAddr).Port)
+	})
+	t.Run("by another MariaDB", func(t *testing.T) {
+		other, err := startPrivate("--skip-log-bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.stop()
+		port, _ := strconv.Atoi(other.base.Port())
+		startOnTakenPort(t, port)
+	})
+}
+
+// startOnTakenPort starts a private server whose first chosen port is taken,
+// and checks it came up on another port serving its own data directory.
+func startOnTakenPort(t *testing.T, taken int) {
+	t.Helper()
 	choose := freePort
 	calls := 0
 	freePort = func() (int, error) {
 		calls++
 		if calls == 1 {
-			return taken.Addr().(*net.TCPAddr).Port, nil
+			return taken, nil
 		}
 		return choose()
 	}
-	t.Cleanup(func() { freePort = choose })
+	defer func() { freePort = choose }()
 	srv, err := startPrivate("--skip-log-bin")
 	if err != nil {
 		t.Fatal(err)
@@ -73,8 +93,15 @@ func TestStartPrivatePortTaken(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("ports chosen: %d, want 2 (the taken one, then another)", calls)
 	}
-	if srv.base.Port() == strconv.Itoa(taken.Addr().(*net.TCPAddr).Port) {
+	if srv.base.Port() == strconv.Itoa(taken) {
 		t.Errorf("server claims the taken port %s", srv.base.Port())
+	}
+	var datadir string
+	if err := srv.admin.QueryRow("SELECT @@datadir").Scan(&datadir); err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(srv.dir, "data"); filepath.Clean(datadir) != want {
+		t.Errorf("connected to the server of %s, want our own %s", datadir, want)
 	}
 }
 
