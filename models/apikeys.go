@@ -121,7 +121,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey,
 	}
 	for range 3 { // a prefix collision (1 in 2^40 per pair) is retried
 		k, key := s.newAPIKey(name, creator)
-		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return insertAPIKey(tx, &k) })
+		err = s.transaction(ctx, func(tx *gorm.DB) error { return insertAPIKey(tx, &k) })
 		if err == nil {
 			return k, key, nil
 		}
@@ -140,6 +140,7 @@ func (s *Store) newAPIKey(name, creator string) (APIKey, string) {
 
 // insertAPIKey stores k and its audit event within tx.
 func insertAPIKey(tx *gorm.DB, k *APIKey) error {
+	k.ID = 0 // a retried transaction inserts afresh
 	if err := tx.Create(k).Error; err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 // keeps the first revocation time.
 func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKey, error) {
 	var k APIKey
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			return err
 		}
@@ -210,11 +211,15 @@ func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	now := s.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
 		// The condition repeats in SQL so that many instances write it once.
-		res := s.db.WithContext(ctx).Model(&APIKey{}).
-			Where("id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", k.ID, now.Add(-lastUsedEvery)).
-			Update("last_used_at", now)
-		if res.Error != nil {
-			s.log.Warn("could not note api key use", "key_id", k.ID, "error", res.Error)
+		var res *gorm.DB
+		err := retry(ctx, func() error {
+			res = s.db.WithContext(ctx).Model(&APIKey{}).
+				Where("id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", k.ID, now.Add(-lastUsedEvery)).
+				Update("last_used_at", now)
+			return res.Error
+		})
+		if err != nil {
+			s.log.Warn("could not note api key use", "key_id", k.ID, "error", err)
 		} else if res.RowsAffected > 0 {
 			k.LastUsedAt = &now
 		}

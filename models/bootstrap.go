@@ -32,7 +32,7 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 	}
 	k, key := s.newAPIKey("first key", "bootstrap")
 	// One transaction: either both exist and are printed, or neither.
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := insertUser(tx, &u, "bootstrap"); err != nil {
 			return err
 		}

@@ -52,7 +52,8 @@ func (s *Store) Setting(ctx context.Context, name string, create func() string) 
 		return "", s.dbErr("read setting", err)
 	}
 	st = setting{Name: name, Value: create(), CreatedAt: s.now()}
-	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error; err != nil {
+	err = retry(ctx, func() error { return db.Clauses(clause.OnConflict{DoNothing: true}).Create(&st).Error })
+	if err != nil {
 		return "", s.dbErr("create setting", err)
 	}
 	if err := db.Where("name = ?", name).Take(&st).Error; err != nil {
@@ -136,8 +137,10 @@ func (s *Store) Login(ctx context.Context, username, password, clientIP string) 
 	if err != nil {
 		return User{}, err
 	}
-	err = s.db.WithContext(ctx).Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
-		TargetID: u.ID, Detail: "from " + clientIP}).Error
+	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
+			TargetID: u.ID, Detail: "from " + clientIP}).Error
+	})
 	if err != nil {
 		return User{}, s.dbErr("audit login", err)
 	}
@@ -152,7 +155,7 @@ func (s *Store) recordLoginFailure(ctx context.Context, username, clientIP, what
 		name = string(r[:64])
 	}
 	now := s.now()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Create(&loginFailure{Username: name, ClientIP: clientIP, At: now}).Error; err != nil {
 			return err
 		}
@@ -224,7 +227,7 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 		return User{}, err
 	}
 	now := s.now()
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
 			"password_hash": nu.PasswordHash, "session_version": gorm.Expr("session_version + 1"), "updated_at": now})
 		if res.Error != nil {
@@ -246,7 +249,7 @@ func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, ac
 		return Pet{}, &Error{Code: CodeInvalidRequest, Message: StatusMessage, Fields: []FieldError{{FieldStatus, StatusMessage}}}
 	}
 	var p Pet
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&p).Error; err != nil {
 			return err
 		}

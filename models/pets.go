@@ -266,7 +266,8 @@ func parseID(s string, lowest int64) (int64, bool) {
 func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
 	now := s.now()
 	p := Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		p.ID = 0 // a retried transaction inserts afresh
 		if err := tx.Create(&p).Error; err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func (s *Store) CreateUser(ctx context.Context, username, password, actor string
 	if err != nil {
 		return User{}, err
 	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return insertUser(tx, &u, actor) })
+	err = s.transaction(ctx, func(tx *gorm.DB) error { return insertUser(tx, &u, actor) })
 	if err != nil {
 		return User{}, s.userErr(u.Username, err)
 	}
@@ -96,6 +96,7 @@ func (s *Store) newUser(username, password string) (User, error) {
 
 // insertUser stores u and its audit event within tx.
 func insertUser(tx *gorm.DB, u *User, actor string) error {
+	u.ID = 0 // a retried transaction inserts afresh
 	if err := tx.Create(u).Error; err != nil {
 		return err
 	}

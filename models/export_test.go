@@ -1,0 +1,12 @@
+package models
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+// Transaction exposes the Store's retrying transaction to the tests.
+func (s *Store) Transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	return s.transaction(ctx, fn)
+}
