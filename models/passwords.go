@@ -48,9 +48,6 @@ var commonPasswords = sync.OnceValue(func() map[string]struct{} {
 	return set
 })
 
-// CommonPasswordCount returns the number of passwords in the embedded list.
-func CommonPasswordCount() int { return len(commonPasswords()) }
-
 // isCommonPassword reports whether pw is on the list once case and white
 // space are set aside: "  Password12 " and "password 12" are the listed
 // "password12" all the same. Entries shorter than MinPasswordLength still
