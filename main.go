@@ -1,7 +1,8 @@
 // Command petstore serves the animal store: the bearer-authenticated JSON
 // API under /v1 for partner apps (and, in time, the admin console under
 // /admin), over one database. It also carries the operator commands:
-// migrate, user create, apikey create|list|revoke and version.
+// migrate, user create|list|disable|enable|reset-password, apikey
+// create|list|revoke and version.
 package main
 
 import (
@@ -58,6 +59,11 @@ Usage:
   petstore [serve]                        run the server (the default)
   petstore migrate                        bring the database schema up to date
   petstore user create --username NAME    add a staff account (password: first line of stdin)
+  petstore user list                      list staff accounts and their state
+  petstore user disable --username NAME   disable an account: its sessions end, sign-in is refused
+  petstore user enable --username NAME    enable a disabled account again
+  petstore user reset-password --username NAME
+                                          give an account a one-time password (printed alone on stdout)
   petstore apikey create --name NAME      issue an API key (printed alone on stdout)
   petstore apikey list                    list API keys (no secrets)
   petstore apikey revoke ID               revoke an API key at once
@@ -89,7 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "migrate":
 		return c.migrate(ctx, rest)
 	case "user":
-		return c.sub(ctx, "user", rest, map[string]func(context.Context, []string) int{"create": c.userCreate})
+		return c.sub(ctx, "user", rest, map[string]func(context.Context, []string) int{"create": c.userCreate,
+			"list": c.userList, "disable": c.userDisable, "enable": c.userEnable, "reset-password": c.userResetPassword})
 	case "apikey":
 		return c.sub(ctx, "apikey", rest, map[string]func(context.Context, []string) int{
 			"create": c.apikeyCreate, "list": c.apikeyList, "revoke": c.apikeyRevoke})
@@ -115,7 +122,7 @@ func (c cli) sub(ctx context.Context, name string, args []string, cmds map[strin
 			w, code = c.stderr, 2
 		}
 		fmt.Fprintf(w, "Usage: petstore %s COMMAND (one of:", name)
-		for _, k := range []string{"create", "list", "revoke"} {
+		for _, k := range []string{"create", "list", "disable", "enable", "reset-password", "revoke"} {
 			if cmds[k] != nil {
 				fmt.Fprint(w, " "+k)
 			}
@@ -495,7 +502,7 @@ func (c cli) migrate(ctx context.Context, args []string) int {
 
 func (c cli) userCreate(ctx context.Context, args []string) int {
 	var username string
-	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input (at least 10 characters).", args,
+	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input: at least 12 characters, not a common password, not the username, not one character repeated.", args,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&username, "username", "", "the new account's username (required)")
 		})
@@ -522,6 +529,100 @@ func (c cli) userCreate(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(c.stdout, "created staff account %s (id %d)\n", u.Username, u.ID)
 	return 0
+}
+
+func (c cli) userList(ctx context.Context, args []string) int {
+	if _, code, ok := c.flags("user list", "Lists the staff accounts: id, username, state (enabled, disabled, or must-change-password after a reset) and creation time.", args, nil); !ok {
+		return code
+	}
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	users, err := store.ListUsers(ctx)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSERNAME\tSTATE\tCREATED")
+	for _, u := range users {
+		state := "enabled"
+		switch {
+		case u.Disabled():
+			state = "disabled"
+		case u.MustChangePassword:
+			state = "must-change-password"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", u.ID, u.Username, state, u.CreatedAt.Format(time.RFC3339))
+	}
+	tw.Flush()
+	return 0
+}
+
+// userAction parses --username for a command that acts on one account,
+// opens the store, finds the account and runs act on it. An unknown
+// account is one line on stderr and exit code 1; bad usage is exit code 2.
+func (c cli) userAction(ctx context.Context, name, synopsis string, args []string, act func(*models.Store, models.User) int) int {
+	var username string
+	fs, code, ok := c.flags(name+" --username NAME", synopsis, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&username, "username", "", "the account's username (required)")
+	})
+	if !ok {
+		return code
+	}
+	if username == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	_, store, err := c.open(ctx, c.quietLogger())
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	u, err := store.FindUser(ctx, username)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	return act(store, u)
+}
+
+func (c cli) userDisable(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user disable", "Disables a staff account: its console sessions end at once and its sign-in is refused. "+
+		"API keys it created keep working until revoked (petstore apikey list). The last enabled account cannot be disabled.", args,
+		func(store *models.Store, u models.User) int {
+			u, err := store.DisableUser(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintf(c.stdout, "disabled staff account %s (id %d): its sessions have ended; its API keys keep working until revoked\n", u.Username, u.ID)
+			return 0
+		})
+}
+
+func (c cli) userEnable(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user enable", "Enables a disabled staff account: it can sign in again with its password.", args,
+		func(store *models.Store, u models.User) int {
+			u, err := store.EnableUser(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintf(c.stdout, "enabled staff account %s (id %d)\n", u.Username, u.ID)
+			return 0
+		})
+}
+
+func (c cli) userResetPassword(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user reset-password", "Gives a staff account a random one-time password and prints it alone on stdout; it is shown only this once. "+
+		"The account's sessions end, and at its next sign-in it must choose a new password.", args,
+		func(store *models.Store, u models.User) int {
+			_, password, err := store.ResetPassword(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintln(c.stdout, password)
+			return 0
+		})
 }
 
 func (c cli) apikeyCreate(ctx context.Context, args []string) int {

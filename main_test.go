@@ -435,7 +435,7 @@ func TestUserCreate(t *testing.T) {
 			{name: "created", username: "alice", stdin: "a long password\n", wantStdout: "created staff account alice"},
 			{name: "only the first line is the password", username: "bob", stdin: "another password\r\nignored\n", wantStdout: "created staff account bob"},
 			{name: "no final newline", username: "carol", stdin: "carol's password", wantStdout: "created staff account carol"},
-			{name: "password too short", username: "dave", stdin: "short\n", wantCode: 1, wantStderr: "at least 10 characters"},
+			{name: "password too short", username: "dave", stdin: "short\n", wantCode: 1, wantStderr: "at least 12 characters"},
 			{name: "duplicate", username: "alice", stdin: "a long password\n", wantCode: 1, wantStderr: `"alice" already exists`},
 			{name: "empty stdin", username: "erin", stdin: "", wantCode: 1, wantStderr: "no password on standard input"},
 			{name: "bad username", username: "no spaces", stdin: "a long password\n", wantCode: 1, wantStderr: "Username must be"},

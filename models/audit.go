@@ -28,6 +28,10 @@ const (
 	ActionPasswordChanged  = "user.password_changed"
 	ActionLogin            = "user.login"
 	ActionLoginFailed      = "user.login_failed"
+	ActionUserDisabled     = "user.disabled"
+	ActionUserEnabled      = "user.enabled"
+	ActionPasswordReset    = "user.password_reset"
+	ActionSessionsEnded    = "user.sessions_ended"
 
 	TargetPet    = "pet"
 	TargetAPIKey = "apikey"
@@ -36,7 +40,8 @@ const (
 
 // AuditActions lists every action, for filters.
 var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionKeyCreated, ActionKeyRevoked,
-	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed}
+	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
+	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded}
 
 // AuditQuery selects one page of the audit trail, newest first.
 type AuditQuery struct {

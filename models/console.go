@@ -196,7 +196,9 @@ func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
 }
 
 // ChangePassword replaces a user's password after checking the current
-// one, and bumps the session version so the account's other sessions end.
+// one (which after a reset is the one-time password), clears a pending
+// must-change, and bumps the session version so the account's other
+// sessions end.
 // Wrong current passwords count as failed sign-ins, so a stolen session
 // cannot be used to guess the password faster than the sign-in form allows.
 func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, clientIP string) (User, error) {
@@ -217,10 +219,14 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 		}
 		return User{}, err
 	}
-	if err := ValidatePassword(next); err != nil {
+	if err := ValidatePassword(next, u.Username); err != nil {
 		var e *Error
 		errors.As(err, &e)
 		return User{}, &Error{Code: CodeInvalidRequest, Message: e.Message, Fields: []FieldError{{"new", e.Message}}}
+	}
+	if next == current {
+		msg := "The new password must differ from the current one."
+		return User{}, &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"new", msg}}}
 	}
 	nu, err := s.newUser(u.Username, next)
 	if err != nil {
@@ -229,7 +235,8 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
-			"password_hash": nu.PasswordHash, "session_version": gorm.Expr("session_version + 1"), "updated_at": now})
+			"password_hash": nu.PasswordHash, "must_change_password": false,
+			"session_version": gorm.Expr("session_version + 1"), "updated_at": now})
 		if res.Error != nil {
 			return res.Error
 		}

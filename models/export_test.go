@@ -10,3 +10,6 @@ import (
 func (s *Store) Transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.transaction(ctx, fn)
 }
+
+// CommonPasswordCount returns the number of passwords in the embedded list.
+func CommonPasswordCount() int { return len(commonPasswords()) }

@@ -2,15 +2,17 @@ package models
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // User is a staff account of the admin console.
@@ -18,20 +20,22 @@ type User struct {
 	ID           int64
 	Username     string
 	PasswordHash string
-	// SessionVersion goes up when the password changes; sessions made under
-	// an older version are no longer valid.
+	// SessionVersion goes up when the password changes, the account is
+	// disabled or its sessions are ended; sessions made under an older
+	// version are no longer valid.
 	SessionVersion int64
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+	// DisabledAt is when the account was disabled; nil while it is enabled.
+	// A disabled account cannot sign in; its API keys keep working.
+	DisabledAt *time.Time
+	// MustChangePassword is set when another member reset the password: the
+	// console lets the account do nothing but choose a new one.
+	MustChangePassword bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
-// Password rules. bcrypt reads at most 72 bytes, so longer is refused rather
-// than silently cut.
-const (
-	MinPasswordLength   = 10
-	maxPasswordBytes    = 72
-	defaultPasswordCost = 12
-)
+// Disabled reports whether the account is disabled.
+func (u User) Disabled() bool { return u.DisabledAt != nil }
 
 var usernamePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
 
@@ -47,21 +51,6 @@ func ValidateUsername(raw string) (string, error) {
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"username", msg}}}
 	}
 	return name, nil
-}
-
-// ValidatePassword checks a new password's length.
-func ValidatePassword(pw string) error {
-	msg := ""
-	switch {
-	case utf8.RuneCountInString(pw) < MinPasswordLength:
-		msg = fmt.Sprintf("Password must be at least %d characters.", MinPasswordLength)
-	case len(pw) > maxPasswordBytes:
-		msg = fmt.Sprintf("Password must be at most %d bytes.", maxPasswordBytes)
-	}
-	if msg != "" {
-		return &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"password", msg}}}
-	}
-	return nil
 }
 
 // CreateUser adds a staff account with a bcrypt-hashed password.
@@ -83,7 +72,7 @@ func (s *Store) newUser(username, password string) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	if err := ValidatePassword(password); err != nil {
+	if err := ValidatePassword(password, username); err != nil {
 		return User{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
@@ -138,6 +127,11 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
 	}
+	// Only the right password learns that the account is disabled: to a
+	// guesser a disabled account looks like any other.
+	if u.Disabled() {
+		return User{}, ErrAccountDisabled
+	}
 	return u, nil
 }
 
@@ -149,4 +143,173 @@ func (s *Store) dummyHash() []byte {
 		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), s.passwordCost)
 	})
 	return s.dummy
+}
+
+// ErrAccountDisabled is the answer to the right password of a disabled account.
+var ErrAccountDisabled = &Error{Code: CodeUnauthorized, Message: "This account is disabled."}
+
+// errLastEnabled refuses to disable the only enabled account: nobody could
+// sign in to enable it again.
+var errLastEnabled = &Error{Code: CodeConflict,
+	Message: "This is the last enabled staff account, so it cannot be disabled: enable or add another account first."}
+
+func userNotFound(id int64) error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("No staff account has id %d.", id)}
+}
+
+// FindUser returns the staff account named username (in any case).
+func (s *Store) FindUser(ctx context.Context, username string) (User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Where("username = ?", normalUsername(username)).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return User{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No staff account is named %q.", normalUsername(username))}
+	}
+	return u, s.dbErr("find user", err)
+}
+
+// DisableUser disables the account id: its sign-in is refused and its
+// sessions end at once (the session version goes up in the same
+// transaction). Its API keys keep working until revoked. Disabling a
+// disabled account changes nothing. The last enabled account cannot be
+// disabled, even when two members disable each other at the same moment.
+func (s *Store) DisableUser(ctx context.Context, id int64, actor string) (User, error) {
+	var u User
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		// Lock the rows of every enabled account before counting them. On
+		// InnoDB a locking read waits for the other transaction and then
+		// sees its committed change, so of two members disabling each
+		// other at once the second counts one enabled account and stops.
+		// (SQLite transactions are immediate: they run one at a time.)
+		// Rows are locked in id order, so concurrent callers queue
+		// instead of deadlocking.
+		var enabled []User
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("disabled_at IS NULL").Order("id").Find(&enabled).Error
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(enabled, func(e User) bool { return e.ID == id })
+		if i < 0 {
+			u = User{}
+			return tx.Where("id = ?", id).Take(&u).Error // disabled already, or no such account
+		}
+		if len(enabled) == 1 {
+			return errLastEnabled
+		}
+		u = enabled[i]
+		now := s.now()
+		err = tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
+			"disabled_at": now, "session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error
+		if err != nil {
+			return err
+		}
+		u.DisabledAt, u.SessionVersion, u.UpdatedAt = &now, u.SessionVersion+1, now
+		return auditUser(tx, now, actor, ActionUserDisabled, u, "sessions ended; API keys not revoked")
+	})
+	return u, s.accountErr(id, "disable user", err)
+}
+
+// EnableUser enables the account id again. Enabling an enabled account
+// changes nothing.
+func (s *Store) EnableUser(ctx context.Context, id int64, actor string) (User, error) {
+	var u User
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		u = User{}
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&u).Error; err != nil {
+			return err
+		}
+		if !u.Disabled() {
+			return nil
+		}
+		now := s.now()
+		if err := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{"disabled_at": nil, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		u.DisabledAt, u.UpdatedAt = nil, now
+		return auditUser(tx, now, actor, ActionUserEnabled, u, "")
+	})
+	return u, s.accountErr(id, "enable user", err)
+}
+
+// EndSessions signs the account id out of every session at once.
+func (s *Store) EndSessions(ctx context.Context, id int64, actor string) (User, error) {
+	var u User
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		u = User{}
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&u).Error; err != nil {
+			return err
+		}
+		now := s.now()
+		err := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
+			"session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error
+		if err != nil {
+			return err
+		}
+		u.SessionVersion, u.UpdatedAt = u.SessionVersion+1, now
+		return auditUser(tx, now, actor, ActionSessionsEnded, u, "")
+	})
+	return u, s.accountErr(id, "end sessions", err)
+}
+
+// ResetPassword gives the account id a new random one-time password, which
+// it returns to be shown once and never stores in the clear. The account's
+// sessions end, and at its next sign-in it must choose a new password
+// before it can do anything else. A disabled account stays disabled.
+func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User, string, error) {
+	u, err := s.GetUser(ctx, id)
+	if err != nil {
+		return User{}, "", err
+	}
+	password := oneTimePassword(u.Username)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+	if err != nil {
+		return User{}, "", internal("hash password", err)
+	}
+	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		u = User{}
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&u).Error; err != nil {
+			return err
+		}
+		now := s.now()
+		err := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{"password_hash": string(hash),
+			"must_change_password": true, "session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error
+		if err != nil {
+			return err
+		}
+		u.PasswordHash, u.MustChangePassword, u.SessionVersion, u.UpdatedAt = string(hash), true, u.SessionVersion+1, now
+		return auditUser(tx, now, actor, ActionPasswordReset, u, "one-time password issued; sessions ended")
+	})
+	if err != nil {
+		return User{}, "", s.accountErr(id, "reset password", err)
+	}
+	return u, password, nil
+}
+
+// oneTimePassword returns a random password that is easy to read out and
+// type: five groups of four characters from a-z and 2-7 (no 0, 1, 8 or 9
+// to mistake for letters), 100 random bits, within the password rules.
+func oneTimePassword(username string) string {
+	for {
+		t := strings.ToLower(rand.Text()[:20])
+		pw := t[0:4] + "-" + t[4:8] + "-" + t[8:12] + "-" + t[12:16] + "-" + t[16:20]
+		if ValidatePassword(pw, username) == nil {
+			return pw
+		}
+	}
+}
+
+// auditUser records an action on the account u within tx.
+func auditUser(tx *gorm.DB, at time.Time, actor, action string, u User, detail string) error {
+	d := "username=" + u.Username
+	if detail != "" {
+		d += "; " + detail
+	}
+	return tx.Create(&AuditEvent{At: at, Actor: actor, Action: action, TargetType: TargetUser, TargetID: u.ID, Detail: d}).Error
+}
+
+// accountErr classifies an error of an account change.
+func (s *Store) accountErr(id int64, op string, err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return userNotFound(id)
+	}
+	return s.dbErr(op, err)
 }

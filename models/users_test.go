@@ -57,38 +57,73 @@ func TestValidateUsername(t *testing.T) {
 
 func TestValidatePassword(t *testing.T) {
 	t.Parallel()
+	const (
+		tooShort = "Password must be at least 12 characters."
+		tooLong  = "Password must be at most 72 bytes."
+		repeated = "Password must not be one character repeated."
+		username = "Password must not be the username."
+		common   = "This password is on a list of commonly used passwords; choose another."
+	)
 	tests := []struct {
-		name string
-		pw   string
-		ok   bool
+		name, pw, username string
+		want               string // "" means accepted
 	}{
-		{"10 characters", "0123456789", true},
-		{"72 bytes", strings.Repeat("p", 72), true},
-		{"18 emoji (72 bytes)", strings.Repeat("🐾", 18), true},
-		{"spaces count", "          ", true},
-		{"empty", "", false},
-		{"9 characters", "012345678", false},
-		{"9 code points in 18 bytes", strings.Repeat("é", 9), false},
-		{"73 bytes", strings.Repeat("p", 73), false},
-		{"19 emoji (76 bytes)", strings.Repeat("🐾", 19), false},
+		{"good", "correct horse battery staple", "alice", ""},
+		{"12 characters", "tuvw-xyz2-7q", "alice", ""},
+		{"72 bytes", "pq" + strings.Repeat("r", 70), "alice", ""},
+		{"18 emoji (72 bytes)", strings.Repeat("🐾", 17) + "🐕", "alice", ""},
+		{"spaces inside are fine", "my dog likes long walks", "alice", ""},
+		{"contains the username", "alice in wonderland 1865", "alice", ""},
+		{"empty", "", "alice", tooShort},
+		{"11 characters", "tuvw-xyz2-7", "alice", tooShort},
+		{"11 code points in 22 bytes", strings.Repeat("é", 11), "alice", tooShort},
+		{"73 bytes", "pq" + strings.Repeat("r", 71), "alice", tooLong},
+		{"19 emoji (76 bytes)", strings.Repeat("🐾", 19), "alice", tooLong},
+		{"ten spaces", "          ", "alice", tooShort},
+		{"twelve spaces", "            ", "alice", repeated},
+		{"twelve a", "aaaaaaaaaaaa", "alice", repeated},
+		{"one emoji repeated", strings.Repeat("🐾", 12), "alice", repeated},
+		{"password12", "password12", "alice", tooShort},
+		{"password12 padded to 12", " password12 ", "alice", common},
+		{"password12 with a space inside", "password 12 ", "alice", common},
+		{"common, 12 characters", "password1234", "alice", common},
+		{"common, other case", "QWERTY123456", "alice", common},
+		{"common, 16 characters", "passwordpassword", "alice", common},
+		{"the username", "bartholomew.x", "Bartholomew.X", username},
+		{"the username in capitals", "BARTHOLOMEW.X", "bartholomew.x", username},
+		{"the username and digits", "annabelle2024", "annabelle", username},
+		{"the username between spaces", "  annabelle   ", "annabelle", username},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := models.ValidatePassword(tt.pw)
-			if tt.ok {
+			err := models.ValidatePassword(tt.pw, tt.username)
+			if tt.want == "" {
 				if err != nil {
-					t.Fatalf("ValidatePassword(%q) = %v, want ok", tt.pw, err)
+					t.Fatalf("ValidatePassword(%q, %q) = %v, want ok", tt.pw, tt.username, err)
 				}
 				return
 			}
 			var e *models.Error
-			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field("password") == "" {
-				t.Fatalf("ValidatePassword(%q) = %v, want invalid_request on password", tt.pw, err)
+			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field("password") != tt.want || e.Message != tt.want {
+				t.Fatalf("ValidatePassword(%q, %q) = %v, want invalid_request on password: %q", tt.pw, tt.username, err, tt.want)
 			}
-			if strings.Contains(err.Error(), tt.pw) && tt.pw != "" {
+			if strings.TrimSpace(tt.pw) != "" && strings.Contains(err.Error(), tt.pw) {
 				t.Errorf("error %q repeats the password", err)
 			}
 		})
+	}
+}
+
+// The embedded list is a well-known list of at least 10,000 passwords.
+func TestCommonPasswordList(t *testing.T) {
+	t.Parallel()
+	if n := models.CommonPasswordCount(); n < 10000 {
+		t.Fatalf("%d common passwords, want at least 10,000", n)
+	}
+	for _, pw := range []string{"123456789012", "qwertyuiop12", "1qaz2wsx3edc", "123qweasdzxc"} {
+		if err := models.ValidatePassword(pw, "alice"); models.ErrorCode(err) != models.CodeInvalidRequest {
+			t.Errorf("ValidatePassword(%q) = %v, want refused as common", pw, err)
+		}
 	}
 }
 
@@ -208,7 +243,7 @@ func TestEnsureBootstrap(t *testing.T) {
 		if b.Username != "admin" || models.FirstUsername != "admin" {
 			t.Errorf("bootstrap username = %q, want admin", b.Username)
 		}
-		if err := models.ValidatePassword(b.Password); err != nil {
+		if err := models.ValidatePassword(b.Password, b.Username); err != nil {
 			t.Errorf("bootstrap password %q breaks the password rules: %v", b.Password, err)
 		}
 		if _, err := s.CheckPassword(ctx, "admin", b.Password); err != nil {
@@ -361,6 +396,252 @@ func TestLoginLimitedPerAddress(t *testing.T) {
 		}
 		if _, err := s.Login(ctx, "dora", "a long password", "198.51.100.7"); err != nil {
 			t.Fatalf("right password from another address: %v", err)
+		}
+	})
+}
+
+// auditActions returns the actions recorded on account id, oldest first,
+// each as "actor action detail".
+func auditActions(tb testing.TB, s *models.Store, id int64) []string {
+	tb.Helper()
+	events, _, err := s.ListAuditEvents(context.Background(), models.AuditQuery{TargetType: models.TargetUser, TargetID: id, Limit: 200})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var got []string
+	for i := len(events) - 1; i >= 0; i-- {
+		got = append(got, events[i].Actor+" "+events[i].Action+" "+events[i].Detail)
+	}
+	return got
+}
+
+// newAccounts creates accounts with the password "correct horse battery staple".
+func newAccounts(tb testing.TB, s *models.Store, names ...string) []models.User {
+	tb.Helper()
+	var users []models.User
+	for _, n := range names {
+		u, err := s.CreateUser(context.Background(), n, "correct horse battery staple", "test")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		users = append(users, u)
+	}
+	return users
+}
+
+func TestDisableAndEnableUser(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		const pw = "correct horse battery staple"
+		users := newAccounts(t, s, "alice", "bob")
+		bob := users[1]
+
+		u, err := s.DisableUser(ctx, bob.ID, "alice")
+		if err != nil || !u.Disabled() || u.SessionVersion != bob.SessionVersion+1 {
+			t.Fatalf("DisableUser = %+v, %v; want disabled with the session version bumped", u, err)
+		}
+		if got, _ := s.GetUser(ctx, bob.ID); !got.Disabled() || got.SessionVersion != bob.SessionVersion+1 {
+			t.Fatalf("stored after disable: %+v", got)
+		}
+		// The right password learns the account is disabled; a wrong one does not.
+		if _, err := s.CheckPassword(ctx, "bob", pw); err != models.ErrAccountDisabled {
+			t.Errorf("CheckPassword(disabled, right password) = %v, want ErrAccountDisabled", err)
+		}
+		var e *models.Error
+		if _, err := s.CheckPassword(ctx, "bob", "not bob's password"); !errors.As(err, &e) || e.Message != "Wrong username or password." {
+			t.Errorf("CheckPassword(disabled, wrong password) = %v, want the usual refusal", err)
+		}
+		if _, err := s.Login(ctx, "bob", pw, "192.0.2.1"); err != models.ErrAccountDisabled {
+			t.Errorf("Login(disabled) = %v, want ErrAccountDisabled", err)
+		}
+		// Disabling again changes nothing and records nothing.
+		if u, err := s.DisableUser(ctx, bob.ID, "alice"); err != nil || !u.Disabled() || u.SessionVersion != bob.SessionVersion+1 {
+			t.Errorf("second DisableUser = %+v, %v", u, err)
+		}
+
+		u, err = s.EnableUser(ctx, bob.ID, "cli")
+		if err != nil || u.Disabled() {
+			t.Fatalf("EnableUser = %+v, %v", u, err)
+		}
+		if _, err := s.CheckPassword(ctx, "bob", pw); err != nil {
+			t.Errorf("CheckPassword after enable: %v", err)
+		}
+		if _, err := s.EnableUser(ctx, bob.ID, "cli"); err != nil {
+			t.Errorf("second EnableUser: %v", err)
+		}
+		want := []string{
+			"test user.created username=bob",
+			"alice user.disabled username=bob; sessions ended; API keys not revoked",
+			"cli user.enabled username=bob",
+		}
+		got := auditActions(t, s, bob.ID)
+		if len(got) < 3 || strings.Join(got[len(got)-2:], "|") != strings.Join(want[1:], "|") || got[0] != want[0] {
+			t.Errorf("audit trail of bob:\n%s\nwant:\n%s (after failed sign-ins, if any)", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+
+		for name, act := range map[string]func(context.Context, int64, string) (models.User, error){
+			"DisableUser": s.DisableUser, "EnableUser": s.EnableUser, "EndSessions": s.EndSessions} {
+			if _, err := act(ctx, 999, "alice"); models.ErrorCode(err) != models.CodeNotFound {
+				t.Errorf("%s(unknown id) = %v, want not_found", name, err)
+			}
+		}
+		if _, _, err := s.ResetPassword(ctx, 999, "alice"); models.ErrorCode(err) != models.CodeNotFound {
+			t.Errorf("ResetPassword(unknown id) = %v, want not_found", err)
+		}
+		if u, err := s.FindUser(ctx, " BOB "); err != nil || u.ID != bob.ID {
+			t.Errorf("FindUser(BOB) = %+v, %v", u, err)
+		}
+		if _, err := s.FindUser(ctx, "nobody"); models.ErrorCode(err) != models.CodeNotFound || !strings.Contains(err.Error(), `"nobody"`) {
+			t.Errorf("FindUser(nobody) = %v, want not_found naming it", err)
+		}
+	})
+}
+
+func TestDisableLastEnabledUser(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		users := newAccounts(t, s, "alice", "bob")
+		if _, err := s.DisableUser(ctx, users[0].ID, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		u, err := s.DisableUser(ctx, users[1].ID, "bob")
+		var e *models.Error
+		if !errors.As(err, &e) || e.Code != models.CodeConflict || !strings.Contains(e.Message, "last enabled staff account") {
+			t.Fatalf("disabling the last enabled account = %+v, %v; want conflict", u, err)
+		}
+		if got, _ := s.GetUser(ctx, users[1].ID); got.Disabled() || got.SessionVersion != users[1].SessionVersion {
+			t.Errorf("the refused disable changed the account: %+v", got)
+		}
+		if got := auditActions(t, s, users[1].ID); len(got) != 1 {
+			t.Errorf("a refused disable was audited: %v", got)
+		}
+	})
+}
+
+// Two members disabling each other at the same moment must not leave the
+// console with no enabled account: exactly one of them wins, every time.
+func TestDisableEachOtherConcurrently(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		users := newAccounts(t, s, "alice", "bob")
+		for round := range 10 {
+			var (
+				wg    sync.WaitGroup
+				start = make(chan struct{})
+				errs  [2]error
+			)
+			for i := range 2 {
+				wg.Go(func() {
+					<-start
+					// users[i] disables the other one.
+					_, errs[i] = s.DisableUser(ctx, users[1-i].ID, users[i].Username)
+				})
+			}
+			close(start)
+			wg.Wait()
+			won := 0
+			for i, err := range errs {
+				switch models.ErrorCode(err) {
+				case models.CodeConflict:
+				default:
+					if err != nil {
+						t.Fatalf("round %d, disable %d: %v", round, i, err)
+					}
+					won++
+				}
+			}
+			list, err := s.ListUsers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enabled := 0
+			for _, u := range list {
+				if !u.Disabled() {
+					enabled++
+				}
+			}
+			if won != 1 || enabled != 1 {
+				t.Fatalf("round %d: %d disables succeeded (%v), %d accounts left enabled; want 1 and 1", round, won, errs, enabled)
+			}
+			for _, u := range users {
+				if _, err := s.EnableUser(ctx, u.ID, "test"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	})
+}
+
+func TestResetPassword(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		const old, next = "correct horse battery staple", "a fresh password of mine"
+		bob := newAccounts(t, s, "alice", "bob")[1]
+
+		u, otp, err := s.ResetPassword(ctx, bob.ID, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !u.MustChangePassword || u.SessionVersion != bob.SessionVersion+1 || u.Disabled() {
+			t.Errorf("after reset: %+v; want must change, session version bumped", u)
+		}
+		if err := models.ValidatePassword(otp, "bob"); err != nil || len(otp) != 24 {
+			t.Errorf("one-time password %q: %v; want 24 characters within the rules", otp, err)
+		}
+		if _, other, _ := s.ResetPassword(ctx, bob.ID, "alice"); other == otp {
+			t.Error("two resets gave the same one-time password")
+		} else {
+			otp = other
+		}
+		if _, err := s.CheckPassword(ctx, "bob", old); models.ErrorCode(err) != models.CodeUnauthorized {
+			t.Errorf("old password after reset: %v, want refused", err)
+		}
+		got, err := s.CheckPassword(ctx, "bob", otp)
+		if err != nil || !got.MustChangePassword {
+			t.Fatalf("CheckPassword(one-time password) = %+v, %v; want the account, must change", got, err)
+		}
+		for _, ev := range auditActions(t, s, bob.ID) {
+			if strings.Contains(ev, otp) {
+				t.Errorf("audit event %q holds the one-time password", ev)
+			}
+		}
+		if a := auditActions(t, s, bob.ID); a[len(a)-1] != "alice user.password_reset username=bob; one-time password issued; sessions ended" {
+			t.Errorf("last audit event %q", a[len(a)-1])
+		}
+
+		// The new password may not be the one-time password.
+		var e *models.Error
+		if _, err := s.ChangePassword(ctx, bob.ID, otp, otp, "192.0.2.1"); !errors.As(err, &e) || e.Field("new") == "" {
+			t.Errorf("ChangePassword(to the one-time password) = %v, want refused on new", err)
+		}
+		changed, err := s.ChangePassword(ctx, bob.ID, otp, next, "192.0.2.1")
+		if err != nil || changed.MustChangePassword {
+			t.Fatalf("ChangePassword after reset = %+v, %v; want must change cleared", changed, err)
+		}
+		if _, err := s.CheckPassword(ctx, "bob", next); err != nil {
+			t.Errorf("new password: %v", err)
+		}
+	})
+}
+
+func TestEndSessions(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		bob := newAccounts(t, s, "bob")[0]
+		u, err := s.EndSessions(ctx, bob.ID, "bob")
+		if err != nil || u.SessionVersion != bob.SessionVersion+1 || u.Disabled() {
+			t.Fatalf("EndSessions = %+v, %v", u, err)
+		}
+		if got, _ := s.GetUser(ctx, bob.ID); got.SessionVersion != u.SessionVersion {
+			t.Errorf("stored session version %d, want %d", got.SessionVersion, u.SessionVersion)
+		}
+		if a := auditActions(t, s, bob.ID); a[len(a)-1] != "bob user.sessions_ended username=bob" {
+			t.Errorf("audit trail %v", a)
 		}
 	})
 }

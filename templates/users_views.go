@@ -12,8 +12,11 @@ type StaffView struct {
 
 // StaffRow is one staff account in the list.
 type StaffRow struct {
+	ID       int64
 	Username string
 	Created  string
+	// State is "Enabled", "Disabled" or "Must change password".
+	State string
 	// You marks the signed-in staff member.
 	You bool
 }
@@ -31,4 +34,36 @@ type StaffAddForm struct {
 type PasswordForm struct {
 	CurrentError string
 	NewError     string
+}
+
+// MemberView is one staff member's page: the account's state, its API
+// keys, and the forms that act on it.
+type MemberView struct {
+	ID       int64
+	Username string
+	// You marks the signed-in member's own page: disable and reset are
+	// offered only for others.
+	You      bool
+	Disabled bool
+	// DisabledAt is when the account was disabled, "" while enabled.
+	DisabledAt         string
+	MustChangePassword bool
+	Created            string
+	// LastSignIn is the last successful sign-in, "never" without one.
+	LastSignIn string
+	// Keys are the live API keys this member created.
+	Keys []APIKeyRow
+	// OneTimePassword is the password a reset made in this very response,
+	// shown once; it is never stored, flashed or put in a URL.
+	OneTimePassword string
+	// Error is why the action just asked for was refused, "" otherwise.
+	Error string
+}
+
+// ForcedPasswordView is the page a member whose password was reset sees
+// until they choose a new one.
+type ForcedPasswordView struct {
+	Password PasswordForm
+	// MinPasswordLength is the password rule, told before it is broken.
+	MinPasswordLength int
 }

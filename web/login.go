@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -30,6 +31,10 @@ func (w *Web) login(c *gin.Context) {
 		status, msg := http.StatusUnauthorized, "Wrong username or password."
 		switch models.ErrorCode(err) {
 		case models.CodeUnauthorized:
+			// Said only after the right password: a guesser sees the usual message.
+			if e := (*models.Error)(nil); errors.As(err, &e) && e == models.ErrAccountDisabled {
+				msg = e.Message
+			}
 		case models.CodeRateLimited:
 			status, msg = http.StatusTooManyRequests, models.ErrLoginThrottled.Message
 			c.Header("Retry-After", "900")

@@ -1,7 +1,11 @@
 package web
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
@@ -10,11 +14,60 @@ import (
 	"petstore/templates"
 )
 
-// registerUsers mounts the staff page on the signed-in group.
+// registerUsers mounts the staff pages on the signed-in group.
 func (w *Web) registerUsers(r gin.IRouter) {
 	r.GET("/users", w.listUsers)
 	r.POST("/users", w.createUser)
 	r.POST("/users/password", w.changePassword)
+	r.GET("/users/:id", w.showMember)
+	r.POST("/users/:id/disable", w.disableMember)
+	r.POST("/users/:id/enable", w.enableMember)
+	r.POST("/users/:id/end-sessions", w.endMemberSessions)
+	r.POST("/users/:id/reset-password", w.resetMemberPassword)
+	r.GET("/password", w.showForcedPassword)
+	r.POST("/password", w.changePassword)
+}
+
+// Paths a member whose password was reset may still use.
+const (
+	forcedPasswordPath = Prefix + "/password"
+	logoutPath         = Prefix + "/logout"
+)
+
+// checkAccount runs after requireStaff. A disabled account's sessions have
+// ended already (disabling bumps the session version, which requireStaff
+// checks); this refuses one all the same. A member whose password was
+// reset can use nothing but the form that sets a new one, and sign-out.
+func (w *Web) checkAccount(c *gin.Context) {
+	u := currentUser(c)
+	if u.Disabled() {
+		s := session(c)
+		s.Clear()
+		s.Save()
+		w.toLogin(c)
+		return
+	}
+	if u.MustChangePassword && c.FullPath() != forcedPasswordPath && c.FullPath() != logoutPath {
+		if c.GetHeader("HX-Request") == "true" {
+			c.Header("HX-Redirect", forcedPasswordPath)
+			c.AbortWithStatus(http.StatusForbidden)
+			return
+		}
+		c.Redirect(http.StatusSeeOther, forcedPasswordPath)
+		c.Abort()
+		return
+	}
+	c.Next()
+}
+
+// showForcedPassword shows the form to choose a new password (after a reset).
+func (w *Web) showForcedPassword(c *gin.Context) {
+	if !currentUser(c).MustChangePassword {
+		c.Redirect(http.StatusSeeOther, Prefix+"/users")
+		return
+	}
+	v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength}
+	w.render(c, http.StatusOK, templates.ForcedPasswordPage(w.page(c, "Choose a new password", ""), v))
 }
 
 // listUsers shows the staff accounts and the two forms.
@@ -65,8 +118,16 @@ func (w *Web) createUser(c *gin.Context) {
 // changePassword changes the signed-in member's password. The store bumps
 // the account's session version, which ends all its sessions; this one is
 // moved to the new version so that only the others end.
+// After a reset (the form at /admin/password) the console opens again.
 func (w *Web) changePassword(c *gin.Context) {
+	forced := currentUser(c).MustChangePassword
 	u, err := w.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP())
+	if invalid, ok := invalidFields(err); ok && forced {
+		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength,
+			Password: templates.PasswordForm{CurrentError: invalid.Field("current"), NewError: invalid.Field("new")}}
+		w.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(w.page(c, "Choose a new password", ""), v))
+		return
+	}
 	if invalid, ok := invalidFields(err); ok {
 		v, verr := w.staffView(c)
 		if verr != nil {
@@ -87,6 +148,11 @@ func (w *Web) changePassword(c *gin.Context) {
 		w.fail(c, err)
 		return
 	}
+	if forced {
+		flash(c, "success", "Your new password is set. Welcome back.")
+		c.Redirect(http.StatusSeeOther, Prefix+"/pets")
+		return
+	}
 	flash(c, "success", "Your password was changed. Other sessions of your account have been signed out.")
 	c.Redirect(http.StatusSeeOther, Prefix+"/users")
 }
@@ -100,7 +166,150 @@ func (w *Web) staffView(c *gin.Context) (templates.StaffView, error) {
 	me := currentUser(c).ID
 	v := templates.StaffView{Members: make([]templates.StaffRow, 0, len(users)), MinPasswordLength: models.MinPasswordLength}
 	for _, u := range users {
-		v.Members = append(v.Members, templates.StaffRow{Username: u.Username, Created: formatTime(u.CreatedAt), You: u.ID == me})
+		v.Members = append(v.Members, templates.StaffRow{ID: u.ID, Username: u.Username, Created: formatTime(u.CreatedAt),
+			State: accountState(u), You: u.ID == me})
 	}
 	return v, nil
+}
+
+// accountState names an account's state for the staff list.
+func accountState(u models.User) string {
+	switch {
+	case u.Disabled():
+		return "Disabled"
+	case u.MustChangePassword:
+		return "Must change password"
+	}
+	return "Enabled"
+}
+
+// showMember shows one staff account and the forms that act on it.
+func (w *Web) showMember(c *gin.Context) {
+	u, err := w.findMember(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	w.renderMember(c, http.StatusOK, u, "", "")
+}
+
+// renderMember answers with the member page of u; otp is a one-time
+// password just made (shown in this response only), refused says why an
+// action was refused.
+func (w *Web) renderMember(c *gin.Context, status int, u models.User, otp, refused string) {
+	v, err := w.memberView(c, u)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	v.OneTimePassword, v.Error = otp, refused
+	w.render(c, status, templates.MemberPage(w.page(c, "Staff member "+u.Username, "users"), v))
+}
+
+// memberView maps an account to its page, with its last sign-in and the
+// live API keys it created.
+func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, error) {
+	ctx := c.Request.Context()
+	v := templates.MemberView{ID: u.ID, Username: u.Username, You: u.ID == currentUser(c).ID, Disabled: u.Disabled(),
+		MustChangePassword: u.MustChangePassword, Created: formatTime(u.CreatedAt), LastSignIn: "never"}
+	if u.DisabledAt != nil {
+		v.DisabledAt = formatTime(*u.DisabledAt)
+	}
+	logins, _, err := w.store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionLogin,
+		TargetType: models.TargetUser, TargetID: u.ID, Limit: 1})
+	if err != nil {
+		return v, err
+	}
+	if len(logins) > 0 {
+		v.LastSignIn = formatTime(logins[0].At)
+	}
+	keys, err := w.store.ListAPIKeys(ctx)
+	if err != nil {
+		return v, err
+	}
+	for _, k := range keys {
+		if k.CreatedBy == u.Username && k.RevokedAt == nil {
+			v.Keys = append(v.Keys, apiKeyRow(k))
+		}
+	}
+	return v, nil
+}
+
+// findMember returns the account named by the :id parameter.
+func (w *Web) findMember(c *gin.Context) (models.User, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return models.User{}, &models.Error{Code: models.CodeNotFound, Message: "There is no staff member with this id."}
+	}
+	return w.store.GetUser(c.Request.Context(), id)
+}
+
+// memberAction runs one action on the account of the :id parameter and
+// answers as the other forms do: a flash and a redirect to the member's
+// page, or the page with why the action was refused (a conflict, such as
+// the last enabled account). A member may not disable or reset their own
+// account from here: they would lock themself out by mistake.
+func (w *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context.Context, id int64, actor string) (models.User, error), done string) {
+	target, err := w.findMember(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	if notSelf != "" && target.ID == currentUser(c).ID {
+		w.renderMember(c, http.StatusConflict, target, "", notSelf)
+		return
+	}
+	u, err := act(c.Request.Context(), target.ID, currentUser(c).Username)
+	if e := (*models.Error)(nil); errors.As(err, &e) && e.Code == models.CodeConflict {
+		w.renderMember(c, http.StatusConflict, target, "", e.Message)
+		return
+	}
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	if u.ID == currentUser(c).ID && u.SessionVersion != currentUser(c).SessionVersion {
+		// Ending one's own sessions ends this one too.
+		w.toLogin(c)
+		return
+	}
+	flash(c, "success", strings.ReplaceAll(done, "{name}", u.Username))
+	c.Redirect(http.StatusSeeOther, templates.MemberPath(u.ID))
+}
+
+// disableMember disables an account: its sessions end at once.
+func (w *Web) disableMember(c *gin.Context) {
+	w.memberAction(c, "You cannot disable your own account.", w.store.DisableUser,
+		"{name} is disabled: their sessions have ended and sign-in is refused. Their API keys keep working until revoked.")
+}
+
+// enableMember enables an account again.
+func (w *Web) enableMember(c *gin.Context) {
+	w.memberAction(c, "", w.store.EnableUser, "{name} is enabled and can sign in again.")
+}
+
+// endMemberSessions signs an account out everywhere.
+func (w *Web) endMemberSessions(c *gin.Context) {
+	w.memberAction(c, "", w.store.EndSessions, "All sessions of {name} have ended.")
+}
+
+// resetMemberPassword gives an account a one-time password and shows it in
+// this response only: never in a URL, a flash or the session (the page is
+// no-store like every console page).
+func (w *Web) resetMemberPassword(c *gin.Context) {
+	target, err := w.findMember(c)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	if target.ID == currentUser(c).ID {
+		w.renderMember(c, http.StatusConflict, target, "", "You cannot reset your own password here: change it on the Staff page.")
+		return
+	}
+	u, otp, err := w.store.ResetPassword(c.Request.Context(), target.ID, currentUser(c).Username)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	w.renderMember(c, http.StatusOK, u, otp, "")
 }

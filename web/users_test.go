@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -161,13 +162,13 @@ func TestAddStaffMemberInvalid(t *testing.T) {
 			label, msg               string
 			htmx                     bool
 		}{
-			{"short password", "dave", "short", "Password", "Password must be at least 10 characters.", false},
+			{"short password", "dave", "short", "Password", "Password must be at least 12 characters.", false},
 			{"bad username", "<script>alert(1)</script>", "a long enough password", "Username",
 				"Username must be 1 to 64 letters, digits, dots, dashes or underscores.", false},
 			{"empty username", "", "a long enough password", "Username",
 				"Username must be 1 to 64 letters, digits, dots, dashes or underscores.", false},
 			{"duplicate", "Alice", "a long enough password", "Username", `A staff account named "alice" already exists.`, false},
-			{"short password via htmx", "dave", "short", "Password", "Password must be at least 10 characters.", true},
+			{"short password via htmx", "dave", "short", "Password", "Password must be at least 12 characters.", true},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -210,7 +211,7 @@ func TestChangePassword(t *testing.T) {
 			name, current, next, label, msg string
 		}{
 			{"wrong current password", "not my password", newPassword, "Current password", "The current password is not right."},
-			{"short new password", staffPassword, "short", "New password", "Password must be at least 10 characters."},
+			{"short new password", staffPassword, "short", "New password", "Password must be at least 12 characters."},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -257,5 +258,271 @@ func TestChangePassword(t *testing.T) {
 		if u, err := e.store.CheckPassword(context.Background(), staffName, newPassword); err != nil || u.SessionVersion < 2 {
 			t.Errorf("after the change: %+v, %v", u, err)
 		}
+	})
+}
+
+// otherPassword is the password of the second account the tests make.
+const otherPassword = "bob's very own passphrase"
+
+// signInAs posts the sign-in form as username and returns the answer.
+func (b *browser) signInAs(username, password string) page {
+	b.e.t.Helper()
+	login := b.get("/admin/login")
+	return b.post("/admin/login", url.Values{"csrf_token": {csrf(b.e.t, login)}, "username": {username}, "password": {password}})
+}
+
+// newMember creates bob and returns his id and a browser signed in as him.
+func (e *env) newMember(t *testing.T) (int64, *browser) {
+	t.Helper()
+	u, err := e.store.CreateUser(context.Background(), "bob", otherPassword, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := e.browser()
+	wantStatus(t, b.signInAs("bob", otherPassword), http.StatusSeeOther)
+	wantStatus(t, b.get("/admin/pets"), http.StatusOK)
+	return u.ID, b
+}
+
+// wantSignedOut fails unless the browser is sent to the sign-in page.
+func wantSignedOut(t *testing.T, b *browser) {
+	t.Helper()
+	p := b.get("/admin/pets")
+	wantStatus(t, p, http.StatusSeeOther)
+	if loc := p.Header.Get("Location"); !strings.HasPrefix(loc, "/admin/login") {
+		t.Errorf("signed-out browser sent to %q, want the sign-in page", loc)
+	}
+}
+
+func TestMemberPage(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		id, _ := e.newMember(t)
+		if _, _, err := e.store.CreateAPIKey(context.Background(), "bob's app", "bob"); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := e.signedIn()
+		list := b.get("/admin/users")
+		link := list.Doc.Find(`[data-testid="staff-row"] a:contains("bob")`)
+		if href := link.AttrOr("href", ""); href != fmt.Sprintf("/admin/users/%d", id) {
+			t.Fatalf("link to bob's page %q", href)
+		}
+		if got := text(list, `[data-testid="staff-row"]:contains("bob") [data-testid="staff-state"]`); got != "Enabled" {
+			t.Errorf("bob's state in the list %q", got)
+		}
+		p := b.get(fmt.Sprintf("/admin/users/%d", id))
+		wantStatus(t, p, http.StatusOK)
+		if got := text(p, "h1"); got != "Staff member bob" {
+			t.Errorf("h1 %q", got)
+		}
+		if got := text(p, `[data-testid="state"]`); got != "Enabled" {
+			t.Errorf("state %q", got)
+		}
+		if got := text(p, `dd:contains("UTC")`); got == "" {
+			t.Error("no created or sign-in time")
+		}
+		if !strings.Contains(text(p, `[data-testid="keys-note"]`), "keep working after the account is disabled") ||
+			!strings.Contains(text(p, `[data-testid="member-keys"]`), "bob's app") {
+			t.Errorf("the page does not say bob's keys keep working, or does not list them:\n%s", p.Body)
+		}
+		for _, action := range []string{"disable", "reset-password", "end-sessions"} {
+			form := p.Doc.Find(fmt.Sprintf(`form[method="post"][action="/admin/users/%d/%s"]`, id, action))
+			if form.Length() != 1 || form.Find(`input[name="csrf_token"]`).Length() != 1 {
+				t.Errorf("no %s form with a CSRF token", action)
+			}
+		}
+		// One's own page offers neither disable nor reset.
+		me, _ := e.store.FindUser(context.Background(), staffName)
+		own := b.get(fmt.Sprintf("/admin/users/%d", me.ID))
+		if own.Doc.Find(`[data-testid="action-disable"], [data-testid="action-reset-password"]`).Length() != 0 {
+			t.Error("one's own page offers to disable or reset it")
+		}
+		for _, path := range []string{"/admin/users/999", "/admin/users/x", "/admin/users/0"} {
+			wantStatus(t, b.get(path), http.StatusNotFound)
+		}
+	})
+}
+
+func TestDisableMember(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		id, bob := e.newMember(t)
+		b, tok := e.signedIn()
+		member := fmt.Sprintf("/admin/users/%d", id)
+
+		// A forged request changes nothing.
+		wantStatus(t, b.post(member+"/disable", url.Values{"csrf_token": {"forged"}}), http.StatusForbidden)
+		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
+
+		p := b.post(member+"/disable", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if loc := p.Header.Get("Location"); loc != member {
+			t.Errorf("Location %q", loc)
+		}
+		page := b.get(member)
+		if got := text(page, `[data-testid="flash"]`); !strings.Contains(got, "bob is disabled") || !strings.Contains(got, "API keys keep working") {
+			t.Errorf("flash %q", got)
+		}
+		if got := text(page, `[data-testid="state"]`); !strings.HasPrefix(got, "Disabled since ") {
+			t.Errorf("state %q", got)
+		}
+		if page.Doc.Find(`[data-testid="action-enable"]`).Length() != 1 {
+			t.Error("no enable form on a disabled member's page")
+		}
+		// bob's live session ends at once, and sign-in is refused with a
+		// clear message, but only to the right password.
+		wantSignedOut(t, bob)
+		res := e.browser().signInAs("bob", otherPassword)
+		wantStatus(t, res, http.StatusUnauthorized)
+		if got := text(res, `[data-testid="login-error"]`); got != "This account is disabled." {
+			t.Errorf("sign-in error %q", got)
+		}
+		res = e.browser().signInAs("bob", "not bob's password at all")
+		if got := text(res, `[data-testid="login-error"]`); got != "Wrong username or password." {
+			t.Errorf("wrong password on a disabled account: %q", got)
+		}
+
+		// Nobody disables themself from the console.
+		me, _ := e.store.FindUser(context.Background(), staffName)
+		p = b.post(fmt.Sprintf("/admin/users/%d/disable", me.ID), url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusConflict)
+		if got := text(p, `[data-testid="member-error"]`); got != "You cannot disable your own account." {
+			t.Errorf("refusal %q", got)
+		}
+		if u, _ := e.store.GetUser(context.Background(), me.ID); u.Disabled() {
+			t.Fatal("alice disabled herself")
+		}
+
+		p = b.post(member+"/enable", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if got := text(b.get(member), `[data-testid="state"]`); got != "Enabled" {
+			t.Errorf("state after enable %q", got)
+		}
+		wantStatus(t, e.browser().signInAs("bob", otherPassword), http.StatusSeeOther)
+		audit := b.get("/admin/audit?target=" + url.QueryEscape(fmt.Sprintf("user:%d", id)))
+		for _, action := range []string{"user.disabled", "user.enabled"} {
+			if !strings.Contains(audit.Body, action) {
+				t.Errorf("audit trail lacks %s", action)
+			}
+		}
+	})
+}
+
+func TestResetMemberPassword(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		id, bob := e.newMember(t)
+		b, tok := e.signedIn()
+		member := fmt.Sprintf("/admin/users/%d", id)
+
+		p := b.post(member+"/reset-password", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusOK)
+		otp := p.Doc.Find(`[data-testid="one-time-password"] input`).AttrOr("value", "")
+		if len(otp) != 24 {
+			t.Fatalf("one-time password %q not shown:\n%s", otp, p.Body)
+		}
+		if p.Header.Get("Cache-Control") != "no-store" {
+			t.Errorf("Cache-Control %q", p.Header.Get("Cache-Control"))
+		}
+		// Shown once: not on the next page, not in the audit trail.
+		again := b.get(member)
+		if strings.Contains(again.Body, otp) || strings.Contains(b.get("/admin/audit").Body, otp) {
+			t.Error("the one-time password is shown again")
+		}
+		if got := text(again, `[data-testid="password-state"]`); !strings.HasPrefix(got, "Reset") {
+			t.Errorf("password state %q", got)
+		}
+		wantSignedOut(t, bob)
+		wantStatus(t, e.browser().signInAs("bob", otherPassword), http.StatusUnauthorized)
+
+		// The one-time password signs in, to the change-password page only.
+		bob = e.browser()
+		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
+		for _, path := range []string{"/admin/pets", "/admin/users", "/admin/api-keys", "/admin", member} {
+			p := bob.get(path)
+			wantStatus(t, p, http.StatusSeeOther)
+			if loc := p.Header.Get("Location"); loc != "/admin/password" {
+				t.Errorf("GET %s went to %q, want /admin/password", path, loc)
+			}
+		}
+		if p := bob.get("/admin/pets", "HX-Request", "true"); p.Header.Get("HX-Redirect") != "/admin/password" {
+			t.Errorf("htmx request: status %d, HX-Redirect %q", p.Status, p.Header.Get("HX-Redirect"))
+		}
+		forced := bob.get("/admin/password")
+		wantStatus(t, forced, http.StatusOK)
+		btok := csrf(t, forced)
+		// Nothing else can be done either.
+		p = bob.post("/admin/api-keys", url.Values{"csrf_token": {btok}, "name": {"sneaky"}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if keys, _ := e.store.ListAPIKeys(context.Background()); len(keys) != 0 {
+			t.Error("a member who must change their password created a key")
+		}
+		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {"password1234"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		wantFieldError(t, p, "New password", "This password is on a list of commonly used passwords; choose another.")
+		const chosen = "my own new passphrase"
+		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {chosen}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if loc := p.Header.Get("Location"); loc != "/admin/pets" {
+			t.Errorf("after the change: Location %q", loc)
+		}
+		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
+		wantStatus(t, bob.get("/admin/users"), http.StatusOK)
+		wantStatus(t, e.browser().signInAs("bob", chosen), http.StatusSeeOther)
+		wantStatus(t, e.browser().signInAs("bob", otp), http.StatusUnauthorized)
+
+		// Nobody resets their own password from here.
+		me, _ := e.store.FindUser(context.Background(), staffName)
+		wantStatus(t, b.post(fmt.Sprintf("/admin/users/%d/reset-password", me.ID), url.Values{"csrf_token": {tok}}), http.StatusConflict)
+	})
+}
+
+// A member who must change their password can still sign out.
+func TestForcedPasswordSignOut(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		id, _ := e.newMember(t)
+		_, otp, err := e.store.ResetPassword(context.Background(), id, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := e.browser()
+		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
+		tok := csrf(t, bob.get("/admin/password"))
+		p := bob.post("/admin/logout", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if loc := p.Header.Get("Location"); loc != "/admin/login?signed_out=1" {
+			t.Errorf("Location %q", loc)
+		}
+		wantSignedOut(t, bob)
+	})
+}
+
+func TestEndMemberSessions(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		id, bob := e.newMember(t)
+		bob2 := e.browser()
+		wantStatus(t, bob2.signInAs("bob", otherPassword), http.StatusSeeOther)
+		b, tok := e.signedIn()
+
+		p := b.post(fmt.Sprintf("/admin/users/%d/end-sessions", id), url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if got := text(b.get(fmt.Sprintf("/admin/users/%d", id)), `[data-testid="flash"]`); got != "All sessions of bob have ended." {
+			t.Errorf("flash %q", got)
+		}
+		wantSignedOut(t, bob)
+		wantSignedOut(t, bob2)
+		wantStatus(t, b.get("/admin/pets"), http.StatusOK)
+		// bob can sign in again.
+		wantStatus(t, e.browser().signInAs("bob", otherPassword), http.StatusSeeOther)
+
+		// Ending one's own sessions signs this browser out too.
+		other, _ := e.signedIn()
+		me, _ := e.store.FindUser(context.Background(), staffName)
+		p = b.post(fmt.Sprintf("/admin/users/%d/end-sessions", me.ID), url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		wantSignedOut(t, b)
+		wantSignedOut(t, other)
 	})
 }

@@ -103,7 +103,7 @@ func (w *Web) Register(r *gin.Engine) {
 	admin.GET("/login", w.showLogin)
 	admin.POST("/login", w.login)
 
-	staff := admin.Group("", w.requireStaff)
+	staff := admin.Group("", w.requireStaff, w.checkAccount)
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
 	staff.POST("/logout", w.logout)
 	w.registerPets(staff)

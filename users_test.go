@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"petstore/models"
+)
+
+// Help and bad usage of the account commands never touch the database.
+func TestUserCommandsUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     string // in stdout for help, stderr otherwise
+	}{
+		{"user --help lists the commands", []string{"user", "--help"}, 0, "create list disable enable reset-password"},
+		{"list --help", []string{"user", "list", "--help"}, 0, "Usage: petstore user list"},
+		{"disable --help", []string{"user", "disable", "--help"}, 0, "Usage: petstore user disable --username NAME"},
+		{"enable --help", []string{"user", "enable", "--help"}, 0, "Usage: petstore user enable --username NAME"},
+		{"reset-password --help", []string{"user", "reset-password", "--help"}, 0, "Usage: petstore user reset-password --username NAME"},
+		{"disable without --username", []string{"user", "disable"}, 2, "Usage: petstore user disable --username NAME"},
+		{"enable with empty --username", []string{"user", "enable", "--username", ""}, 2, "Usage: petstore user enable"},
+		{"reset-password without --username", []string{"user", "reset-password"}, 2, "Usage: petstore user reset-password"},
+		{"disable with an extra argument", []string{"user", "disable", "--username", "bob", "now"}, 2, "Usage: petstore user disable"},
+		{"list with an argument", []string{"user", "list", "--all"}, 2, "-all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dbPath := filepath.Join(t.TempDir(), "petstore.db")
+			r := runCLI(t, map[string]string{"DATABASE_URL": "sqlite:" + dbPath}, "", tt.args...)
+			wantCode(t, r, tt.wantCode)
+			out := r.stdout
+			if tt.wantCode != 0 {
+				out = r.stderr
+				if r.stdout != "" {
+					t.Errorf("a usage error printed on stdout:\n%s", r.stdout)
+				}
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the database file was created (stat: %v)", err)
+			}
+		})
+	}
+}
+
+// otpPattern is the shape of a one-time password as printed.
+var otpPattern = regexp.MustCompile(`^[a-z2-7]{4}(-[a-z2-7]{4}){4}$`)
+
+func TestUserCommands(t *testing.T) {
+	t.Parallel()
+	forEachDriver(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL}
+		const pw = "correct horse battery staple"
+		for _, name := range []string{"alice", "bob"} {
+			wantCode(t, runCLI(t, vars, pw+"\n", "user", "create", "--username", name), 0)
+		}
+		// ok runs a command that must print one line on stdout and nothing on stderr.
+		ok := func(args ...string) string {
+			t.Helper()
+			r := runCLI(t, vars, "", args...)
+			wantCode(t, r, 0)
+			if r.stderr != "" {
+				t.Errorf("%v: stderr not empty:\n%s", args, r.stderr)
+			}
+			return wantOneLine(t, "stdout", r.stdout)
+		}
+		// refused runs a command that must fail with one line on stderr.
+		refused := func(want string, args ...string) {
+			t.Helper()
+			r := runCLI(t, vars, "", args...)
+			wantCode(t, r, 1)
+			if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, want) {
+				t.Errorf("%v: stderr %q lacks %q", args, line, want)
+			}
+			if r.stdout != "" {
+				t.Errorf("%v: stdout not empty:\n%s", args, r.stdout)
+			}
+		}
+		list := func() map[string]string {
+			t.Helper()
+			r := runCLI(t, vars, "", "user", "list")
+			wantCode(t, r, 0)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			if strings.Join(strings.Fields(lines[0]), " ") != "ID USERNAME STATE CREATED" {
+				t.Fatalf("list header %q", lines[0])
+			}
+			states := map[string]string{}
+			for _, l := range lines[1:] {
+				f := strings.Fields(l)
+				if len(f) != 4 {
+					t.Fatalf("list row %q", l)
+				}
+				states[f[1]] = f[2]
+			}
+			return states
+		}
+
+		if got := list(); got["alice"] != "enabled" || got["bob"] != "enabled" || len(got) != 2 {
+			t.Errorf("list %v", got)
+		}
+		if line := ok("user", "disable", "--username", "Bob"); !strings.Contains(line, "disabled staff account bob") || !strings.Contains(line, "API keys keep working") {
+			t.Errorf("disable said %q", line)
+		}
+		if got := list(); got["bob"] != "disabled" {
+			t.Errorf("after disable: %v", got)
+		}
+		store := openStore(t, databaseURL)
+		ctx := context.Background()
+		if _, err := store.CheckPassword(ctx, "bob", pw); err != models.ErrAccountDisabled {
+			t.Errorf("bob signs in after disable: %v", err)
+		}
+		refused("last enabled staff account", "user", "disable", "--username", "alice")
+		refused(`No staff account is named "nobody".`, "user", "disable", "--username", "nobody")
+		refused(`No staff account is named "nobody".`, "user", "enable", "--username", "nobody")
+		refused(`No staff account is named "nobody".`, "user", "reset-password", "--username", "nobody")
+
+		if line := ok("user", "enable", "--username", "bob"); !strings.Contains(line, "enabled staff account bob") {
+			t.Errorf("enable said %q", line)
+		}
+		if _, err := store.CheckPassword(ctx, "bob", pw); err != nil {
+			t.Errorf("bob cannot sign in after enable: %v", err)
+		}
+
+		otp := ok("user", "reset-password", "--username", "bob")
+		if !otpPattern.MatchString(otp) {
+			t.Fatalf("reset-password printed %q, want the one-time password alone", otp)
+		}
+		if _, err := store.CheckPassword(ctx, "bob", pw); models.ErrorCode(err) != models.CodeUnauthorized {
+			t.Errorf("old password after reset: %v", err)
+		}
+		if u, err := store.CheckPassword(ctx, "bob", otp); err != nil || !u.MustChangePassword {
+			t.Errorf("one-time password: %+v, %v; want it to sign in, must change", u, err)
+		}
+		if got := list(); got["bob"] != "must-change-password" || got["alice"] != "enabled" {
+			t.Errorf("after reset: %v", got)
+		}
+		bob, _ := store.FindUser(ctx, "bob")
+		events, _, err := store.ListAuditEvents(ctx, models.AuditQuery{Actor: "cli", TargetType: models.TargetUser, TargetID: bob.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var actions []string
+		for _, ev := range events {
+			actions = append(actions, ev.Action)
+			if strings.Contains(ev.Detail, otp) {
+				t.Errorf("audit event %+v holds the one-time password", ev)
+			}
+		}
+		if got := strings.Join(actions, " "); got != "user.password_reset user.enabled user.disabled user.created" {
+			t.Errorf("audit by cli on bob, newest first: %s", got)
+		}
+	})
+}
