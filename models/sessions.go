@@ -30,8 +30,8 @@ type Session struct {
 	CreatedAt time.Time
 	// UpdatedAt is when the session was last written (last seen).
 	UpdatedAt time.Time
-	// ExpiresAt is when the session ends unless it is used again; expired
-	// rows are never loaded and are deleted by DeleteExpiredSessions.
+	// ExpiresAt is when the session ends unless it is used again; the
+	// console ends a session found past it, DeleteExpiredSessions the rest.
 	ExpiresAt time.Time
 }
 
@@ -92,11 +92,12 @@ func (s *Store) CreateSession(ctx context.Context, sess Session) (string, error)
 	return id, nil
 }
 
-// GetSession returns the session with id, not_found when there is none or
-// it expired before now.
-func (s *Store) GetSession(ctx context.Context, id string, now time.Time) (Session, error) {
+// GetSession returns the session with id, not_found when there is none.
+// An expired session is returned too (its ExpiresAt is past), so that the
+// caller can end it: check ExpiresAt before trusting it.
+func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	var row sessionRow
-	err := s.db.WithContext(ctx).Where("id_hash = ? AND expires_at > ?", hashSessionID(id), now).Take(&row).Error
+	err := s.db.WithContext(ctx).Where("id_hash = ?", hashSessionID(id)).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Session{}, &Error{Code: CodeNotFound, Message: "The session has ended."}
 	}

@@ -106,9 +106,17 @@ func (st *sessionStore) New(r *http.Request, name string) (*gsessions.Session, e
 	}
 	state.hadCookie = true
 	if models.IsSessionID(ck.Value) {
-		row, err := st.store.GetSession(r.Context(), ck.Value, st.now())
+		row, err := st.store.GetSession(r.Context(), ck.Value)
 		if models.ErrorCode(err) == models.CodeNotFound {
 			return sess, nil
+		}
+		if err == nil && !st.now().Before(row.ExpiresAt) {
+			// Idle or absolute timeout: end it now rather than at the
+			// next cleaning.
+			err = st.store.DeleteSession(r.Context(), ck.Value)
+			if err == nil {
+				return sess, nil
+			}
 		}
 		if err != nil {
 			state.err = err
