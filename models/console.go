@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wader/gormstore/v2"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -60,37 +59,6 @@ func (s *Store) Setting(ctx context.Context, name string, create func() string) 
 		return "", s.dbErr("read setting", err)
 	}
 	return st.Value, nil
-}
-
-// SessionStore returns the database-backed session store of the console,
-// keyed with secrets shared by every instance through the settings table.
-// Its table is created by the migrations, not by the store.
-func (s *Store) SessionStore(ctx context.Context) (*gormstore.Store, error) {
-	hashKey, err := s.Setting(ctx, "session_hash_key", func() string { return randomHex(64) })
-	if err != nil {
-		return nil, err
-	}
-	blockKey, err := s.Setting(ctx, "session_block_key", func() string { return randomHex(32) })
-	if err != nil {
-		return nil, err
-	}
-	hk, err1 := hex.DecodeString(hashKey)
-	bk, err2 := hex.DecodeString(blockKey)
-	if err := errors.Join(err1, err2); err != nil {
-		return nil, internal("decode session keys", err)
-	}
-	return gormstore.NewOptions(s.db, gormstore.Options{TableName: "sessions", SkipCreateTable: true}, hk, bk), nil
-}
-
-// DeleteSession removes one console session by id.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	return s.dbErr("delete session", s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE id = ?", id).Error)
-}
-
-// DeleteExpiredSessions removes sessions past their expiry.
-func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
-	res := s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE expires_at < ?", s.now())
-	return res.RowsAffected, s.dbErr("delete expired sessions", res.Error)
 }
 
 // randomHex returns n random bytes, hex encoded.

@@ -209,7 +209,7 @@ func sqliteDSN(path string) string {
 // sets readTimeout or writeTimeout. A database that accepts connections but
 // does not answer (a hung host, a network partition) then fails a request
 // with 503 after this long instead of holding it until the client gives up:
-// not every caller has a deadline (the session store passes no context).
+// not every request has a deadline.
 // Every query of the request path takes milliseconds; migrations use a
 // connection of their own without these timeouts.
 const ioTimeout = 10 * time.Second

@@ -53,25 +53,14 @@ func (w *Web) login(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, next)
 }
 
-// startSession signs u in on a new session id: the anonymous session used
-// for the sign-in form is deleted, so an id known before sign-in (session
-// fixation) is worth nothing after it.
+// startSession signs u in on a new session id: a session the browser
+// held before is deleted, so an id known before sign-in (session fixation)
+// is worth nothing after it. The visitor's cookie kept nothing on the server.
 func (w *Web) startSession(c *gin.Context, u models.User) error {
+	if err := w.sessions.renew(c.Request, w.cookie); err != nil {
+		return err
+	}
 	s := session(c)
-	if old := s.ID(); old != "" {
-		if err := w.store.DeleteSession(c.Request.Context(), old); err != nil {
-			return err
-		}
-	}
-	// Without the old cookie in the request, the store saves a new id.
-	r := c.Request
-	cookies := r.Cookies()
-	r.Header.Del("Cookie")
-	for _, ck := range cookies {
-		if ck.Name != w.cookie {
-			r.AddCookie(ck)
-		}
-	}
 	now := w.now().Unix()
 	s.Clear()
 	s.Set(keyUserID, u.ID)

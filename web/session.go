@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -14,24 +13,10 @@ import (
 
 	"github.com/gin-contrib/sessions"
 	"github.com/gin-gonic/gin"
-	"github.com/wader/gormstore/v2"
 
 	"petstore/models"
 	"petstore/templates"
 )
-
-// sessionStore adapts the gorm session backend to gin-contrib/sessions (as
-// its gorm package does), without creating the table at start: the
-// migrations own the schema.
-type sessionStore struct{ *gormstore.Store }
-
-func (s sessionStore) Options(o sessions.Options) { s.SessionOpts = o.ToGorillaOptions() }
-
-func newSessionStore(gs *gormstore.Store, opts sessions.Options) sessions.Store {
-	s := sessionStore{gs}
-	s.Options(opts)
-	return s
-}
 
 // sessionOptions are the cookie's settings: HttpOnly, SameSite=Lax, Secure
 // behind https, living maxAge seconds (-1 deletes it).
@@ -55,6 +40,17 @@ func session(c *gin.Context) sessions.Session {
 		return nil
 	}
 	return sessions.Default(c)
+}
+
+// loadSession loads the request's session before anything reads it, so that
+// a database error answers the error page (503 while the database is down)
+// instead of passing for a signed-out visitor.
+func (w *Web) loadSession(c *gin.Context) {
+	if _, err := w.sessions.load(c.Request, w.cookie, c.ClientIP()); err != nil {
+		w.fail(c, err)
+		return
+	}
+	c.Next()
 }
 
 func randomToken() string {
@@ -158,21 +154,14 @@ func (w *Web) requireStaff(c *gin.Context) {
 		valid = err == nil && u.SessionVersion == ver
 	}
 	if !valid {
-		// The session store reads a session it cannot load as no session.
-		// When the browser sent a session cookie, tell a database outage
-		// (the 503 page) apart from a signed-out visitor (the sign-in page).
-		if _, err := c.Cookie(w.cookie); err == nil && uid == 0 {
-			ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
-			err := w.store.Ping(ctx)
-			cancel()
-			if err != nil {
+		if uid > 0 {
+			// Expired or revoked: forget the sign-in; the store deletes
+			// the session's row.
+			s.Clear()
+			if err := s.Save(); err != nil {
 				w.fail(c, err)
 				return
 			}
-		}
-		if uid > 0 {
-			s.Clear() // expired or revoked: forget the sign-in, keep nothing
-			s.Save()
 		}
 		w.toLogin(c)
 		return

@@ -36,7 +36,7 @@ type Options struct {
 // Web holds the console handlers' dependencies.
 type Web struct {
 	store    *models.Store
-	sessions sessions.Store
+	sessions *sessionStore
 	cookie   string
 	secure   bool
 	assets   templates.Assets
@@ -53,7 +53,7 @@ const Prefix = "/admin"
 // New returns the console over store. It reads (or on first use creates)
 // the session keys shared by all instances.
 func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
-	gs, err := store.SessionStore(ctx)
+	hashKey, blockKey, err := store.SessionKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 		// The __Host- prefix pins the cookie to this host, path / and https.
 		w.cookie = "__Host-petstore_session"
 	}
-	w.sessions = newSessionStore(gs, w.sessionOptions(int(w.absolute.Seconds())))
+	w.sessions = newSessionStore(store, hashKey, blockKey, w.idle, w.absolute, w.sessionOptions(int(w.absolute.Seconds())), w.log, w.now)
 	return w, nil
 }
 
@@ -99,7 +99,7 @@ func (w *Web) Register(r *gin.Engine) {
 	r.GET(static.Prefix+"*file", gin.WrapH(static.Handler()))
 	r.HEAD(static.Prefix+"*file", gin.WrapH(static.Handler()))
 
-	admin := r.Group(Prefix, w.pageHeaders, sessions.Sessions(w.cookie, w.sessions), w.checkCSRF)
+	admin := r.Group(Prefix, w.pageHeaders, sessions.Sessions(w.cookie, w.sessions), w.loadSession, w.checkCSRF)
 	admin.GET("/login", w.showLogin)
 	admin.POST("/login", w.login)
 
@@ -191,22 +191,25 @@ func (w *Web) fail(c *gin.Context, err error) {
 		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
 	}
 	p := w.page
-	if status == http.StatusServiceUnavailable {
-		// The session lives in the database that is failing: render without
-		// saving it (no new CSRF token, no flash), so the page comes quickly.
+	if status >= 500 {
+		// The session may live in the database that is failing, or may
+		// not have loaded: render without saving it (no new CSRF token, no
+		// flash), so the page comes quickly and writes nothing.
 		p = w.pageWithoutSession
 	}
 	w.render(c, status, templates.ErrorPage(p(c, v.Heading, ""), v))
 	c.Abort()
 }
 
-// pageWithoutSession builds the layout data of a page without touching the
-// session store, for pages shown while the database is failing. The CSRF
-// token is kept when the session has one (it was loaded before the failure).
+// pageWithoutSession builds the layout data of a page without writing the
+// session, for server error pages. The CSRF token is kept when the session
+// has one (it loaded before the failure).
 func (w *Web) pageWithoutSession(c *gin.Context, title, section string) templates.Page {
 	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
-	if s := session(c); s != nil {
-		p.CSRFToken, _ = s.Get(keyCSRF).(string)
+	if session(c) != nil {
+		if s, err := w.sessions.Get(c.Request, w.cookie); err == nil {
+			p.CSRFToken, _ = s.Values[keyCSRF].(string)
+		}
 	}
 	return p
 }

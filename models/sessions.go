@@ -1,0 +1,184 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Session is one signed-in console session. Its id is a random secret that
+// only the browser's cookie holds: the table keeps the SHA-256 of it, so a
+// leaked table cannot be replayed as cookies. Visitors who have not signed
+// in have no row (their session is a signed cookie), so a flood of visits
+// stores nothing.
+type Session struct {
+	// UserID is the signed-in account.
+	UserID int64
+	// Data is the session's values, encoded by the console.
+	Data []byte
+	// ClientIP and UserAgent say where the session was started, for a
+	// list of an account's sessions; they are cut to their columns' sizes.
+	ClientIP  string
+	UserAgent string
+	CreatedAt time.Time
+	// UpdatedAt is when the session was last written (last seen).
+	UpdatedAt time.Time
+	// ExpiresAt is when the session ends unless it is used again; the
+	// console ends a session found past it, DeleteExpiredSessions the rest.
+	ExpiresAt time.Time
+}
+
+// sessionRow is a Session as stored.
+type sessionRow struct {
+	IDHash    string `gorm:"column:id_hash;primaryKey"`
+	UserID    int64
+	Data      []byte
+	ClientIP  string `gorm:"column:client_ip"`
+	UserAgent string
+	CreatedAt time.Time `gorm:"autoCreateTime:false"`
+	UpdatedAt time.Time `gorm:"autoUpdateTime:false"`
+	ExpiresAt time.Time
+}
+
+func (sessionRow) TableName() string { return "sessions" }
+
+// Column sizes of the descriptive session fields.
+const (
+	maxSessionClientIP  = 64
+	maxSessionUserAgent = 255
+)
+
+// sessionIDLen is the length of a session id: 32 random bytes, base64url.
+const sessionIDLen = 43
+
+// IsSessionID reports whether s has the shape of a session id, so that a
+// cookie holding something else is not looked up.
+func IsSessionID(s string) bool {
+	if len(s) != sessionIDLen {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil
+}
+
+// hashSessionID returns the key a session id is stored under.
+func hashSessionID(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:])
+}
+
+// CreateSession stores a new session and returns its id, the secret for
+// the browser's cookie: it is not kept, only its hash.
+func (s *Store) CreateSession(ctx context.Context, sess Session) (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", internal("session id", err)
+	}
+	id := base64.RawURLEncoding.EncodeToString(b)
+	row := sessionRow{IDHash: hashSessionID(id), UserID: sess.UserID, Data: sess.Data,
+		ClientIP: truncate(sess.ClientIP, maxSessionClientIP), UserAgent: truncate(sess.UserAgent, maxSessionUserAgent),
+		CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt, ExpiresAt: sess.ExpiresAt}
+	err := s.transaction(ctx, func(tx *gorm.DB) error { return tx.Create(&row).Error })
+	if err != nil {
+		return "", s.dbErr("create session", err)
+	}
+	return id, nil
+}
+
+// GetSession returns the session with id, not_found when there is none.
+// An expired session is returned too (its ExpiresAt is past), so that the
+// caller can end it: check ExpiresAt before trusting it.
+func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
+	var row sessionRow
+	err := s.db.WithContext(ctx).Where("id_hash = ?", hashSessionID(id)).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Session{}, &Error{Code: CodeNotFound, Message: "The session has ended."}
+	}
+	if err != nil {
+		return Session{}, s.dbErr("get session", err)
+	}
+	return Session{UserID: row.UserID, Data: row.Data, ClientIP: row.ClientIP, UserAgent: row.UserAgent,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, ExpiresAt: row.ExpiresAt}, nil
+}
+
+// UpdateSession replaces the data of session id and records it as seen at
+// seen, to end at expires. A session deleted meanwhile (signed out on
+// another tab, ended by an administrator) stays deleted.
+func (s *Store) UpdateSession(ctx context.Context, id string, data []byte, seen, expires time.Time) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		return tx.Model(&sessionRow{}).Where("id_hash = ?", hashSessionID(id)).
+			Updates(map[string]any{"data": data, "updated_at": seen, "expires_at": expires}).Error
+	})
+	return s.dbErr("update session", err)
+}
+
+// DeleteSession ends the session with id.
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		return tx.Where("id_hash = ?", hashSessionID(id)).Delete(&sessionRow{}).Error
+	})
+	return s.dbErr("delete session", err)
+}
+
+// DeleteUserSessions ends every session of an account at once, and
+// returns how many there were.
+func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, error) {
+	var n int64
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Where("user_id = ?", userID).Delete(&sessionRow{})
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, s.dbErr("delete user sessions", err)
+}
+
+// DeleteExpiredSessions removes sessions past their expiry.
+func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Where("expires_at < ?", s.now()).Delete(&sessionRow{})
+		n = res.RowsAffected
+		return res.Error
+	})
+	return n, s.dbErr("delete expired sessions", err)
+}
+
+// SessionKeys returns the keys that sign and encrypt the console's session
+// cookies, shared by every instance through the settings table (created on
+// first use): a 64-byte HMAC key and a 32-byte AES key.
+func (s *Store) SessionKeys(ctx context.Context) (hashKey, blockKey []byte, err error) {
+	hk, err := s.Setting(ctx, "session_hash_key", func() string { return randomHex(64) })
+	if err != nil {
+		return nil, nil, err
+	}
+	bk, err := s.Setting(ctx, "session_block_key", func() string { return randomHex(32) })
+	if err != nil {
+		return nil, nil, err
+	}
+	hashKey, err1 := hex.DecodeString(hk)
+	blockKey, err2 := hex.DecodeString(bk)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, nil, internal("decode session keys", err)
+	}
+	return hashKey, blockKey, nil
+}
+
+// truncate cuts s to at most n bytes of valid UTF-8 (a header may hold
+// any bytes; MySQL refuses invalid utf8mb4) without splitting a character.
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
