@@ -66,7 +66,7 @@ func ValidatePassword(pw string) error {
 
 // CreateUser adds a staff account with a bcrypt-hashed password.
 func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
-	u, err := s.newUser(username, password)
+	u, err := s.newUser(ctx, username, password)
 	if err != nil {
 		return User{}, err
 	}
@@ -77,8 +77,9 @@ func (s *Store) CreateUser(ctx context.Context, username, password, actor string
 	return u, nil
 }
 
-// newUser validates a new account and hashes its password.
-func (s *Store) newUser(username, password string) (User, error) {
+// newUser validates a new account and hashes its password, waiting for a
+// hashing slot (see Options.PasswordHashers).
+func (s *Store) newUser(ctx context.Context, username, password string) (User, error) {
 	username, err := ValidateUsername(username)
 	if err != nil {
 		return User{}, err
@@ -86,7 +87,11 @@ func (s *Store) newUser(username, password string) (User, error) {
 	if err := ValidatePassword(password); err != nil {
 		return User{}, err
 	}
+	if err := s.hashing.acquire(ctx); err != nil {
+		return User{}, err
+	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+	s.hashing.release()
 	if err != nil {
 		return User{}, internal("hash password", err)
 	}
@@ -124,17 +129,25 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 }
 
 // CheckPassword returns the user when username and password match, or
-// ErrUnauthorized. A missing user costs the same bcrypt work as a wrong password.
+// ErrUnauthorized. It is the one place a password is compared. Usernames
+// are compared exactly, after lower-casing and trimming: a name that could
+// not be an account's (any character outside usernamePattern, such as a
+// look-alike letter or a zero-width space) names none and is not looked up.
+// A missing user costs the same bcrypt work as a wrong password. It takes
+// no hashing slot and no sign-in limit: callers do (Login).
 func (s *Store) CheckPassword(ctx context.Context, username, password string) (User, error) {
 	var u User
-	err := s.db.WithContext(ctx).Where("username = ?", normalUsername(username)).Take(&u).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return User{}, s.dbErr("find user", err)
+	if name := normalUsername(username); usernamePattern.MatchString(name) {
+		err := s.db.WithContext(ctx).Where("username = ?", name).Take(&u).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return User{}, s.dbErr("find user", err)
+		}
 	}
 	hash := []byte(u.PasswordHash)
 	if u.ID == 0 {
 		hash = s.dummyHash()
 	}
+	s.signIns.checks.Add(1)
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
 	}
