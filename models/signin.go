@@ -232,7 +232,7 @@ func (rule limitRule) take(r *loginLimit, now time.Time) time.Duration {
 		if !now.Before(end) {
 			r.Checks, r.WindowStart = 0, now
 		} else if r.Checks >= rule.perWindow {
-			return end.Sub(now)
+			return min(end.Sub(now), LoginWindow) // another instance's clock may be ahead
 		}
 		r.Checks++
 		return 0
@@ -241,7 +241,7 @@ func (rule limitRule) take(r *loginLimit, now time.Time) time.Duration {
 		r.Checks, r.WindowStart = 0, now
 	}
 	if r.Checks >= FreeFailuresPerUsername && now.Before(r.NextAt) {
-		return r.NextAt.Sub(now)
+		return min(r.NextAt.Sub(now), UsernameDelayMax)
 	}
 	r.Checks++
 	r.NextAt = now
@@ -321,8 +321,7 @@ func (s *Store) reserve(ctx context.Context, limits []signInLimit) error {
 	}
 	var wait time.Duration
 	for attempt := 0; ; attempt++ {
-		now := s.now().Truncate(time.Microsecond) // DATETIME(6)
-		wait = 0
+		var now time.Time
 		err := s.transaction(ctx, func(tx *gorm.DB) error {
 			wait = 0
 			var rows []loginLimit
@@ -330,6 +329,9 @@ func (s *Store) reserve(ctx context.Context, limits []signInLimit) error {
 			if err != nil {
 				return err
 			}
+			// The time is read once the rows are ours: a check that waited
+			// for the lock must not see a window that began after it.
+			now = s.now().Truncate(time.Microsecond) // DATETIME(6)
 			if len(rows) != len(limits) { // created below, outside any transaction
 				return errLimitRowsMissing
 			}
