@@ -332,7 +332,8 @@ func (s *Store) reserve(ctx context.Context, limits []signInLimit) error {
 			// The time is read once the rows are ours: a check that waited
 			// for the lock must not see a window that began after it.
 			now = s.now().Truncate(time.Microsecond) // DATETIME(6)
-			if len(rows) != len(limits) { // created below, outside any transaction
+			// A missing row is created below, outside any transaction.
+			if len(rows) != len(limits) {
 				return errLimitRowsMissing
 			}
 			byName := make(map[string]*loginLimit, len(rows))
