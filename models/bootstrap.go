@@ -26,7 +26,7 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 		return nil, err
 	}
 	password := randomString(20)
-	u, err := s.newUser(FirstUsername, password)
+	u, err := s.newUser(ctx, FirstUsername, password)
 	if err != nil {
 		return nil, err
 	}

@@ -20,24 +20,6 @@ type setting struct {
 	CreatedAt time.Time
 }
 
-// loginFailure is one failed sign-in, kept a day for rate limiting.
-type loginFailure struct {
-	ID       int64
-	Username string
-	ClientIP string `gorm:"column:client_ip"`
-	At       time.Time
-}
-
-// Login rate limits: failures counted over LoginWindow.
-const (
-	LoginWindow            = 15 * time.Minute
-	MaxFailuresPerUsername = 5
-	MaxFailuresPerAddress  = 20
-)
-
-// ErrLoginThrottled is returned while an account or address has failed too often.
-var ErrLoginThrottled = &Error{Code: CodeRateLimited, Message: "Too many failed sign-ins. Wait a few minutes and try again."}
-
 // Setting returns the shared setting name, creating it with create() the
 // first time. Instances racing to create it all end up with the first value.
 func (s *Store) Setting(ctx context.Context, name string, create func() string) (string, error) {
@@ -68,72 +50,6 @@ func randomHex(n int) string {
 		panic("crypto/rand failed: " + err.Error())
 	}
 	return hex.EncodeToString(b)
-}
-
-// LoginAllowed reports ErrLoginThrottled when username or the client
-// address has failed too often within LoginWindow.
-func (s *Store) LoginAllowed(ctx context.Context, username, clientIP string) error {
-	since := s.now().Add(-LoginWindow)
-	var byUser, byAddr int64
-	db := s.db.WithContext(ctx).Model(&loginFailure{})
-	if err := db.Where("username = ? AND at > ?", normalUsername(username), since).Count(&byUser).Error; err != nil {
-		return s.dbErr("count login failures", err)
-	}
-	if err := s.db.WithContext(ctx).Model(&loginFailure{}).Where("client_ip = ? AND at > ?", clientIP, since).Count(&byAddr).Error; err != nil {
-		return s.dbErr("count login failures", err)
-	}
-	if byUser >= MaxFailuresPerUsername || byAddr >= MaxFailuresPerAddress {
-		return ErrLoginThrottled
-	}
-	return nil
-}
-
-// Login checks a sign-in attempt: throttled attempts are refused before the
-// password is looked at; failures are recorded and audited.
-func (s *Store) Login(ctx context.Context, username, password, clientIP string) (User, error) {
-	if err := s.LoginAllowed(ctx, username, clientIP); err != nil {
-		return User{}, err
-	}
-	u, err := s.CheckPassword(ctx, username, password)
-	if ErrorCode(err) == CodeUnauthorized {
-		if werr := s.recordLoginFailure(ctx, username, clientIP, "sign-in"); werr != nil {
-			return User{}, werr
-		}
-		return User{}, err
-	}
-	now := s.now()
-	if err != nil {
-		return User{}, err
-	}
-	err = s.transaction(ctx, func(tx *gorm.DB) error {
-		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
-			TargetID: u.ID, Detail: "from " + clientIP}).Error
-	})
-	if err != nil {
-		return User{}, s.dbErr("audit login", err)
-	}
-	return u, nil
-}
-
-// recordLoginFailure notes a wrong password for rate limiting and the
-// audit trail, and forgets failures older than a day.
-func (s *Store) recordLoginFailure(ctx context.Context, username, clientIP, what string) error {
-	name := normalUsername(username)
-	if r := []rune(name); len(r) > 64 { // the column holds 64 characters
-		name = string(r[:64])
-	}
-	now := s.now()
-	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Create(&loginFailure{Username: name, ClientIP: clientIP, At: now}).Error; err != nil {
-			return err
-		}
-		if err := tx.Where("at < ?", now.Add(-24*time.Hour)).Delete(&loginFailure{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(&AuditEvent{At: now, Actor: name, Action: ActionLoginFailed, TargetType: TargetUser,
-			Detail: what + " from " + clientIP}).Error
-	})
-	return s.dbErr("record login failure", err)
 }
 
 // GetUser returns one staff account.
@@ -174,14 +90,8 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 	if err != nil {
 		return User{}, err
 	}
-	if err := s.LoginAllowed(ctx, u.Username, clientIP); err != nil {
-		return User{}, err
-	}
-	if _, err := s.CheckPassword(ctx, u.Username, current); err != nil {
+	if _, err := s.checkWithinLimits(ctx, u.Username, current, clientIP, "password change"); err != nil {
 		if ErrorCode(err) == CodeUnauthorized {
-			if werr := s.recordLoginFailure(ctx, u.Username, clientIP, "password change"); werr != nil {
-				return User{}, werr
-			}
 			msg := "The current password is not right."
 			return User{}, &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"current", msg}}}
 		}
@@ -196,7 +106,7 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 		msg := "The new password must differ from the current one."
 		return User{}, &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"new", msg}}}
 	}
-	nu, err := s.newUser(u.Username, next)
+	nu, err := s.newUser(ctx, u.Username, next)
 	if err != nil {
 		return User{}, err
 	}

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"strings"
+	"time"
 )
 
 // Code is a stable, machine-readable error code. The set is part of the API
@@ -36,6 +37,9 @@ type Error struct {
 	Code    Code
 	Message string
 	Fields  []FieldError
+	// RetryAfter, when not zero, is how long the caller should wait before
+	// trying again (a throttled or busy sign-in): the Retry-After header.
+	RetryAfter time.Duration
 	// Err is the underlying cause, for logs only; it is never shown.
 	Err error
 }

@@ -13,3 +13,6 @@ func (s *Store) Transaction(ctx context.Context, fn func(tx *gorm.DB) error) err
 
 // CommonPasswordCount returns the number of passwords in the embedded list.
 func CommonPasswordCount() int { return len(commonPasswords()) }
+
+// HashingPeak is the most bcrypt hashes or comparisons that ran at once.
+func (s *Store) HashingPeak() int64 { return s.hashing.peak.Load() }

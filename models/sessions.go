@@ -139,6 +139,13 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, er
 	return n, s.dbErr("delete user sessions", err)
 }
 
+// endSessions deletes every stored session of the account userID within
+// tx, beside the session-version bump that refuses them: the rows go at
+// once instead of waiting for their expiry.
+func endSessions(tx *gorm.DB, userID int64) error {
+	return tx.Where("user_id = ?", userID).Delete(&sessionRow{}).Error
+}
+
 // DeleteExpiredSessions removes sessions past their expiry.
 func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	var n int64

@@ -144,3 +144,56 @@ func TestIsSessionID(t *testing.T) {
 		})
 	}
 }
+
+// TestAccountActionsDeleteSessionRows checks that disabling an account,
+// ending its sessions and resetting its password delete its stored
+// sessions at once (the session-version bump alone would leave the rows
+// until they expire), and nobody else's.
+func TestAccountActionsDeleteSessionRows(t *testing.T) {
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		alice, err := s.CreateUser(ctx, "alice", "correct horse battery staple", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob, err := s.CreateUser(ctx, "bob", "another long passphrase", "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now().UTC()
+		create := func(uid int64) string {
+			t.Helper()
+			id, err := s.CreateSession(ctx, models.Session{UserID: uid, Data: []byte{1}, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id
+		}
+		keep := create(alice.ID)
+		actions := []struct {
+			name string
+			do   func() error
+		}{
+			{"disable", func() error { _, err := s.DisableUser(ctx, bob.ID, "alice"); return err }},
+			{"end sessions", func() error { _, err := s.EndSessions(ctx, bob.ID, "alice"); return err }},
+			{"reset password", func() error { _, _, err := s.ResetPassword(ctx, bob.ID, "alice"); return err }},
+		}
+		for _, a := range actions {
+			ids := []string{create(bob.ID), create(bob.ID)}
+			if err := a.do(); err != nil {
+				t.Fatalf("%s: %v", a.name, err)
+			}
+			for _, id := range ids {
+				if _, err := s.GetSession(ctx, id); models.ErrorCode(err) != models.CodeNotFound {
+					t.Errorf("%s: bob's session still stored (%v)", a.name, err)
+				}
+			}
+			if _, err := s.GetSession(ctx, keep); err != nil {
+				t.Errorf("%s: alice's session: %v", a.name, err)
+			}
+			if _, err := s.EnableUser(ctx, bob.ID, "alice"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -49,6 +50,12 @@ type Options struct {
 	// PasswordCost is the bcrypt cost of new password hashes; 0 means 12.
 	// Tests lower it: hashing at cost 12 takes about a quarter second.
 	PasswordCost int
+	// PasswordHashers is how many bcrypt hashes or comparisons may run at
+	// once; 0 means half the usable CPUs (at least one). A sign-in that
+	// finds them all busy, and as many sign-ins already waiting, is
+	// answered at once (503 with Retry-After) without hashing, so a burst of
+	// anonymous sign-ins cannot take the CPUs the API needs.
+	PasswordHashers int
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
@@ -67,6 +74,13 @@ type Store struct {
 	replicas  []*sql.DB
 	dummyOnce sync.Once
 	dummy     []byte
+	// hashing bounds the bcrypt work (see Options.PasswordHashers).
+	hashing *hashLimiter
+	// signIns counts password checks, throttled and busy sign-ins.
+	signIns signInCounters
+	// limitsCleanedAt is when this instance last deleted idle sign-in
+	// limits (unix nanoseconds).
+	limitsCleanedAt atomic.Int64
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -165,7 +179,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas}, nil
+	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost,
+		migrateCfg: migrateCfg, replicas: replicas, hashing: newHashLimiter(o.PasswordHashers)}, nil
 }
 
 // openMySQL opens a pool on dsn with the settings petstore relies on

@@ -55,7 +55,7 @@ func ValidateUsername(raw string) (string, error) {
 
 // CreateUser adds a staff account with a bcrypt-hashed password.
 func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
-	u, err := s.newUser(username, password)
+	u, err := s.newUser(ctx, username, password)
 	if err != nil {
 		return User{}, err
 	}
@@ -66,8 +66,9 @@ func (s *Store) CreateUser(ctx context.Context, username, password, actor string
 	return u, nil
 }
 
-// newUser validates a new account and hashes its password.
-func (s *Store) newUser(username, password string) (User, error) {
+// newUser validates a new account and hashes its password, waiting for a
+// hashing slot (see Options.PasswordHashers).
+func (s *Store) newUser(ctx context.Context, username, password string) (User, error) {
 	username, err := ValidateUsername(username)
 	if err != nil {
 		return User{}, err
@@ -75,7 +76,11 @@ func (s *Store) newUser(username, password string) (User, error) {
 	if err := ValidatePassword(password, username); err != nil {
 		return User{}, err
 	}
+	if err := s.hashing.acquire(ctx); err != nil {
+		return User{}, err
+	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+	s.hashing.release()
 	if err != nil {
 		return User{}, internal("hash password", err)
 	}
@@ -113,17 +118,25 @@ func (s *Store) CountUsers(ctx context.Context) (int64, error) {
 }
 
 // CheckPassword returns the user when username and password match, or
-// ErrUnauthorized. A missing user costs the same bcrypt work as a wrong password.
+// ErrUnauthorized. It is the one place a password is compared. Usernames
+// are compared exactly, after lower-casing and trimming: a name that could
+// not be an account's (any character outside usernamePattern, such as a
+// look-alike letter or a zero-width space) names none and is not looked up.
+// A missing user costs the same bcrypt work as a wrong password. It takes
+// no hashing slot and no sign-in limit: callers do (Login).
 func (s *Store) CheckPassword(ctx context.Context, username, password string) (User, error) {
 	var u User
-	err := s.db.WithContext(ctx).Where("username = ?", normalUsername(username)).Take(&u).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return User{}, s.dbErr("find user", err)
+	if name := normalUsername(username); usernamePattern.MatchString(name) {
+		err := s.db.WithContext(ctx).Where("username = ?", name).Take(&u).Error
+		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+			return User{}, s.dbErr("find user", err)
+		}
 	}
 	hash := []byte(u.PasswordHash)
 	if u.ID == 0 {
 		hash = s.dummyHash()
 	}
+	s.signIns.checks.Add(1)
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
 	}
@@ -203,6 +216,9 @@ func (s *Store) DisableUser(ctx context.Context, id int64, actor string) (User, 
 			return err
 		}
 		u.DisabledAt, u.SessionVersion, u.UpdatedAt = &now, u.SessionVersion+1, now
+		if err := endSessions(tx, id); err != nil {
+			return err
+		}
 		return auditUser(tx, now, actor, ActionUserDisabled, u, "sessions ended; API keys not revoked")
 	})
 	return u, s.accountErr(id, "disable user", err)
@@ -245,6 +261,9 @@ func (s *Store) EndSessions(ctx context.Context, id int64, actor string) (User, 
 			return err
 		}
 		u.SessionVersion, u.UpdatedAt = u.SessionVersion+1, now
+		if err := endSessions(tx, id); err != nil {
+			return err
+		}
 		return auditUser(tx, now, actor, ActionSessionsEnded, u, "")
 	})
 	return u, s.accountErr(id, "end sessions", err)
@@ -260,7 +279,11 @@ func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User
 		return User{}, "", err
 	}
 	password := oneTimePassword(u.Username)
+	if err := s.hashing.acquire(ctx); err != nil {
+		return User{}, "", err
+	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
+	s.hashing.release()
 	if err != nil {
 		return User{}, "", internal("hash password", err)
 	}
@@ -276,6 +299,9 @@ func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User
 			return err
 		}
 		u.PasswordHash, u.MustChangePassword, u.SessionVersion, u.UpdatedAt = string(hash), true, u.SessionVersion+1, now
+		if err := endSessions(tx, id); err != nil {
+			return err
+		}
 		return auditUser(tx, now, actor, ActionPasswordReset, u, "one-time password issued; sessions ended")
 	})
 	if err != nil {

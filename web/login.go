@@ -2,7 +2,9 @@ package web
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -22,22 +24,26 @@ func (w *Web) showLogin(c *gin.Context) {
 	w.render(c, http.StatusOK, templates.LoginPage(w.page(c, "Sign in", ""), v))
 }
 
-// login checks the credentials and starts a fresh session.
+// login checks the credentials and starts a fresh session. A sign-in
+// refused before its password was checked (a limit: 429; the password
+// checks all busy: 503) says why and when to retry, in the page and in
+// Retry-After.
 func (w *Web) login(c *gin.Context) {
 	username, password := c.PostForm("username"), c.PostForm("password")
 	next := safeNext(c.PostForm("next"))
 	u, err := w.store.Login(c.Request.Context(), username, password, c.ClientIP())
 	if err != nil {
+		var e *models.Error
 		status, msg := http.StatusUnauthorized, "Wrong username or password."
-		switch models.ErrorCode(err) {
-		case models.CodeUnauthorized:
+		switch {
+		case models.ErrorCode(err) == models.CodeUnauthorized:
 			// Said only after the right password: a guesser sees the usual message.
-			if e := (*models.Error)(nil); errors.As(err, &e) && e == models.ErrAccountDisabled {
+			if errors.As(err, &e) && e == models.ErrAccountDisabled {
 				msg = e.Message
 			}
-		case models.CodeRateLimited:
-			status, msg = http.StatusTooManyRequests, models.ErrLoginThrottled.Message
-			c.Header("Retry-After", "900")
+		case errors.As(err, &e) && e.RetryAfter > 0:
+			status, msg = statusOf[e.Code], e.Message
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 		default:
 			w.fail(c, err)
 			return

@@ -129,7 +129,7 @@ func TestSignInRateLimited(t *testing.T) {
 		try := func(password string) page {
 			return b.post("/admin/login", url.Values{"csrf_token": {tok}, "username": {staffName}, "password": {password}})
 		}
-		for range models.MaxFailuresPerUsername {
+		for range models.MaxFailuresPerUsernameAddress {
 			wantStatus(t, try("wrong password"), http.StatusUnauthorized)
 		}
 		// Now even the right password is refused until the window passes.
