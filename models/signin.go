@@ -175,6 +175,9 @@ func (s *Store) checkWithinLimits(ctx context.Context, username, password, clien
 		}
 		return u, nil
 	case ErrorCode(err) == CodeUnauthorized:
+		if err == ErrAccountDisabled {
+			what += " of a disabled account"
+		}
 		if werr := s.auditFailure(ctx, name, clientIP, what); werr != nil {
 			return User{}, werr
 		}
