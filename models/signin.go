@@ -45,7 +45,7 @@ const (
 	MaxFailuresPerUsernameAddress = 5
 	MaxFailuresPerAddress         = 20
 	FreeFailuresPerUsername       = 10
-	UsernameDelayMax              = 15 * time.Minute
+	UsernameDelayMax              = 5 * time.Minute
 )
 
 // unknownAccount is the actor of a failed sign-in whose username names no
