@@ -105,6 +105,8 @@ func ValidateKeyName(raw string) (string, error) {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		// Names are printed raw by `petstore apikey list`: no terminal escapes.
 		msg = "Name must not contain control characters."
+	default:
+		msg = hiddenCharMessage(name)
 	}
 	if msg != "" {
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldName, msg}}}

@@ -206,7 +206,7 @@ func FuzzParsePetQuery(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		params, _ := url.ParseQuery(raw) // the server ignores the pairs it cannot parse
+		params, _ := url.ParseQuery(raw) // the pairs that can be read (the server refuses the rest whole: ParseQueryString)
 		q, err := models.ParsePetQuery(params)
 
 		limitOK, wantLimit := oneParam(params, "limit", func(s string) (int64, bool) {
