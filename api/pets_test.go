@@ -237,7 +237,7 @@ func TestCreatePetRefusesHiddenCharacters(t *testing.T) {
 			"\ufeffRex":        "Name must not contain invisible or text-direction characters (U+FEFF at position 1).",
 			"R\u200bex":        "Name must not contain invisible or text-direction characters (U+200B at position 2).",
 			"Re\u200dx":        "Name must not contain invisible or text-direction characters (U+200D at position 3).",
-			"\u2066Rex\u2069": "Name must not contain invisible or text-direction characters (U+2066 at position 1).",
+			"\u2066Rex\u2069":  "Name must not contain invisible or text-direction characters (U+2066 at position 1).",
 		} {
 			t.Run(name, func(t *testing.T) {
 				body := wantError(t, e.post(`{"name":"`+name+`","categoryId":1}`), http.StatusBadRequest, models.CodeInvalidRequest)
