@@ -343,10 +343,9 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		}
 		a.Recover(c, err)
 	}))
+	// Metrics are served only on METRICS_ADDR (serve), never here: partner
+	// API keys must not read runtime, pool and console-route counters.
 	a.Register(r)
-	if cfg.MetricsAddr == "" {
-		a.RegisterMetrics(r) // GET /metrics behind the API keys
-	}
 	console.Register(r)
 	r.NoRoute(func(c *gin.Context) {
 		if web.IsConsolePath(c.Request.URL.Path) {

@@ -34,8 +34,8 @@ type Options struct {
 	// RateBurst is how many requests a rested key may make at once before
 	// RateLimit applies; 0 (or less) means two seconds' worth of RateLimit.
 	RateBurst int
-	// Metrics receives the rate-limit refusals and is what RegisterMetrics
-	// serves; nil records nothing.
+	// Metrics receives the rate-limit refusals; nil records nothing. Its
+	// Handler is served by main on METRICS_ADDR only, never under the API.
 	Metrics *Metrics
 }
 
