@@ -68,7 +68,9 @@ type Store struct {
 	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
 	migrateCfg *mysql.Config
 	// replicas are the read replicas' pools, closed with the store.
-	replicas  []*sql.DB
+	replicas []*sql.DB
+	// prefixes are the live API keys' prefixes, for Authenticate.
+	prefixes  keyPrefixes
 	dummyOnce sync.Once
 	dummy     []byte
 }
