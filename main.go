@@ -330,7 +330,8 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
 	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log,
-		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics})
+		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics,
+		AuthFailureLimit: api.DefaultAuthFailureRate, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, store, web.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
