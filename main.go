@@ -318,10 +318,26 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 	}
 }
 
+// router is the whole HTTP surface: the Gin engine, served through a
+// handler that first drops X-Forwarded-Prefix (ServeHTTP).
+type router struct{ engine *gin.Engine }
+
+// ServeHTTP serves a request. Gin builds its trailing-slash redirects from
+// X-Forwarded-Prefix, which any client can send: drop it before Gin sees
+// the request.
+func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	req.Header.Del("X-Forwarded-Prefix")
+	rt.engine.ServeHTTP(w, req)
+}
+
+// Routes lists every route, for the test that checks each one is
+// protected (routes_test.go).
+func (rt *router) Routes() gin.RoutesInfo { return rt.engine.Routes() }
+
 // newRouter wires the whole HTTP surface: the API and probes, the console
 // and its static files, and the errors of unknown paths in the style of
 // the part they fall in (JSON under /v1, HTML in the console).
-func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (http.Handler, error) {
+func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (*router, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -362,12 +378,7 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		}
 		a.NoMethod(c)
 	})
-	// Gin builds its trailing-slash redirects from X-Forwarded-Prefix, which
-	// any client can send: drop it before Gin sees the request.
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		req.Header.Del("X-Forwarded-Prefix")
-		r.ServeHTTP(w, req)
-	}), nil
+	return &router{engine: r}, nil
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
