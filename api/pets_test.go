@@ -214,7 +214,7 @@ func TestListPetsRefusesUnreadableQuery(t *testing.T) {
 		for _, query := range []string{"limit=500;", "limit=1;status=sold", "status=sold;limit=1", ";", "a=%zz&limit=1", "status=%"} {
 			t.Run(query, func(t *testing.T) {
 				body := wantError(t, e.get("/v1/pets?"+query), http.StatusBadRequest, models.CodeInvalidRequest)
-				if !strings.Contains(body.Message, "separate parameters with &") {
+				if !strings.HasPrefix(body.Message, "The query string cannot be read: ") {
 					t.Errorf("message %q does not say what is wrong", body.Message)
 				}
 			})

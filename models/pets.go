@@ -211,18 +211,24 @@ type PetQuery struct {
 func ParseQueryString(raw string) (url.Values, error) {
 	params, err := url.ParseQuery(raw)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalidRequest,
-			Message: "The query string cannot be read: separate parameters with & (not ;) and write ; and % in values as %3B and %25.",
-			Err:     err}
+		msg := "The query string cannot be read: it has too many parameters."
+		switch {
+		case strings.Contains(err.Error(), "semicolon"):
+			msg = "The query string cannot be read: separate parameters with & (not ;), and write ; in a value as %3B."
+		case errors.As(err, new(url.EscapeError)):
+			msg = "The query string cannot be read: a % must start an escape such as %25 (for %) or %3B (for ;)."
+		}
+		return nil, &Error{Code: CodeInvalidRequest, Message: msg, Err: err}
 	}
 	return params, nil
 }
 
 // ValidateSearch trims the console's name search text and checks its
-// length: at most MaxSearchLength characters of UTF-8 text.
+// length: at most MaxSearchLength characters (a byte that is not UTF-8
+// counts as one; such a search simply finds nothing).
 func ValidateSearch(raw string) (string, error) {
 	q := strings.TrimSpace(raw)
-	if !utf8.ValidString(q) || utf8.RuneCountInString(q) > MaxSearchLength {
+	if utf8.RuneCountInString(q) > MaxSearchLength {
 		msg := fmt.Sprintf("Search text must be at most %d characters.", MaxSearchLength)
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldSearch, msg}}}
 	}

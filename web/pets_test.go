@@ -379,9 +379,9 @@ func TestPetsQueryBounds(t *testing.T) {
 			{"201 characters", "q=" + url.QueryEscape(strings.Repeat("é", 201)), http.StatusBadRequest, "Search text must be at most 200 characters."},
 			{"200 characters", "q=" + url.QueryEscape(strings.Repeat("é", 198)+" 0"), http.StatusOK, ""},
 			{"200 characters, spaces around", "q=" + url.QueryEscape("  "+strings.Repeat("é", 198)+" 0   "), http.StatusOK, ""},
-			{"semicolon between pairs", "status=sold;q=x", http.StatusBadRequest, "separate parameters with &"},
-			{"semicolon after a value", "status=sold;", http.StatusBadRequest, "separate parameters with &"},
-			{"bad escape", "q=%zz", http.StatusBadRequest, "separate parameters with &"},
+			{"semicolon between pairs", "status=sold;q=x", http.StatusBadRequest, "separate parameters with &amp; (not ;)"},
+			{"semicolon after a value", "status=sold;", http.StatusBadRequest, "separate parameters with &amp; (not ;)"},
+			{"bad escape", "q=%zz", http.StatusBadRequest, "a % must start an escape"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
