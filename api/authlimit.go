@@ -19,7 +19,7 @@ import (
 // and then 2 failures a second.
 const (
 	DefaultAuthFailureRate  rate.Limit = 2
-	DefaultAuthFailureBurst            = 20
+	DefaultAuthFailureBurst int        = 20
 )
 
 const (

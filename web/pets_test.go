@@ -417,7 +417,7 @@ func TestAddPetHiddenCharacters(t *testing.T) {
 		if n := e.countPets(t); n != 0 {
 			t.Fatalf("%d pets stored", n)
 		}
-		for _, name := range []string{"👨‍👩‍👧 Rex", "🏴󠁧󠁢󠁳󠁣󠁴󠁿 Nessie", "می‌خواهم"} {
+		for _, name := range []string{"👨‍👩‍👧 Rex", "🏴󠁧󠁢󠁳󠁣󠁴󠁿 Nessie", "می\u200cخواهم"} {
 			p := b.post("/admin/pets", url.Values{"csrf_token": {tok}, "name": {name}, "categoryId": {"1"}, "status": {"available"}})
 			wantStatus(t, p, http.StatusSeeOther)
 		}
