@@ -325,10 +325,26 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 	}
 }
 
+// router is the whole HTTP surface: the Gin engine, served through a
+// handler that first drops X-Forwarded-Prefix (ServeHTTP).
+type router struct{ engine *gin.Engine }
+
+// ServeHTTP serves a request. Gin builds its trailing-slash redirects from
+// X-Forwarded-Prefix, which any client can send: drop it before Gin sees
+// the request.
+func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	req.Header.Del("X-Forwarded-Prefix")
+	rt.engine.ServeHTTP(w, req)
+}
+
+// Routes lists every route, for the test that checks each one is
+// protected (routes_test.go).
+func (rt *router) Routes() gin.RoutesInfo { return rt.engine.Routes() }
+
 // newRouter wires the whole HTTP surface: the API and probes, the console
 // and its static files, and the errors of unknown paths in the style of
 // the part they fall in (JSON under /v1, HTML in the console).
-func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (http.Handler, error) {
+func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (*router, error) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -337,7 +353,8 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
 	}
 	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log,
-		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics})
+		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics,
+		AuthFailureLimit: api.DefaultAuthFailureRate, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, store, web.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
@@ -350,10 +367,9 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		}
 		a.Recover(c, err)
 	}))
+	// Metrics are served only on METRICS_ADDR (serve), never here: partner
+	// API keys must not read runtime, pool and console-route counters.
 	a.Register(r)
-	if cfg.MetricsAddr == "" {
-		a.RegisterMetrics(r) // GET /metrics behind the API keys
-	}
 	console.Register(r)
 	r.NoRoute(func(c *gin.Context) {
 		if web.IsConsolePath(c.Request.URL.Path) {
@@ -369,12 +385,7 @@ func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log 
 		}
 		a.NoMethod(c)
 	})
-	// Gin builds its trailing-slash redirects from X-Forwarded-Prefix, which
-	// any client can send: drop it before Gin sees the request.
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		req.Header.Del("X-Forwarded-Prefix")
-		r.ServeHTTP(w, req)
-	}), nil
+	return &router{engine: r}, nil
 }
 
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)

@@ -34,8 +34,16 @@ type Options struct {
 	// RateBurst is how many requests a rested key may make at once before
 	// RateLimit applies; 0 (or less) means two seconds' worth of RateLimit.
 	RateBurst int
-	// Metrics receives the rate-limit refusals and is what RegisterMetrics
-	// serves; nil records nothing.
+	// AuthFailureLimit is how many failed authentications per second one
+	// client address (by c.ClientIP, so TRUSTED_PROXIES applies; IPv6 by
+	// /64) may make, sustained, on this instance, after a burst of
+	// AuthFailureBurst; past it, 429 before any database work. 0 (the zero
+	// Options, as handler tests use) turns it off; main sets
+	// DefaultAuthFailureRate and DefaultAuthFailureBurst.
+	AuthFailureLimit rate.Limit
+	AuthFailureBurst int
+	// Metrics receives the rate-limit refusals; nil records nothing. Its
+	// Handler is served by main on METRICS_ADDR only, never under the API.
 	Metrics *Metrics
 }
 
@@ -46,8 +54,9 @@ type API struct {
 	now       func() time.Time
 	log       *slog.Logger
 	openapi   []byte
-	limiter   *limiter // nil: no rate limit
-	metrics   *Metrics // nil: no metrics
+	limiter   *limiter        // nil: no rate limit
+	failures  *failureLimiter // nil: failed authentications are not limited
+	metrics   *Metrics        // nil: no metrics
 }
 
 // New returns the API over store.
@@ -56,6 +65,7 @@ func New(store *models.Store, o Options) *API {
 	// The limiter keeps real time even when tests freeze Now for the
 	// sunset: a frozen clock would never refill a bucket.
 	a.limiter = newLimiter(o.RateLimit, o.RateBurst, time.Now)
+	a.failures = newFailureLimiter(o.AuthFailureLimit, o.AuthFailureBurst, time.Now)
 	if a.now == nil {
 		a.now = time.Now
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -13,23 +14,49 @@ const keyContext = "petstore.apikey"
 
 // authenticate checks the bearer API key and aborts with 401 when it is
 // missing, malformed, unknown or revoked, then applies the key's rate limit
-// (429 when exceeded).
+// (429 when exceeded). A client address that keeps failing is answered 429
+// before any of that (failureLimiter).
 func (a *API) authenticate(c *gin.Context) {
 	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
+	var (
+		addr    netip.Prefix
+		keyHash string
+	)
+	if a.failures != nil {
+		addr, keyHash = clientKey(c.ClientIP()), models.HashKey(key)
+		if wait, blocked := a.failures.blocked(addr, keyHash); blocked {
+			a.tooManyFailures(c, wait)
+			return
+		}
+	}
 	if !ok {
+		a.authFailed(addr, keyHash)
 		writeError(c, a.log, models.ErrUnauthorized)
 		return
 	}
 	k, err := a.store.Authenticate(c.Request.Context(), key)
 	if err != nil {
+		if models.ErrorCode(err) == models.CodeUnauthorized {
+			a.authFailed(addr, keyHash)
+		}
 		writeError(c, a.log, err)
 		return
+	}
+	if a.failures != nil {
+		a.failures.succeed(keyHash)
 	}
 	c.Set(keyContext, k)
 	if !a.rateLimit(c, k) {
 		return
 	}
 	c.Next()
+}
+
+// authFailed counts a failed authentication against the client address.
+func (a *API) authFailed(addr netip.Prefix, keyHash string) {
+	if a.failures != nil {
+		a.failures.fail(addr, keyHash)
+	}
 }
 
 // bearerToken extracts the credential of "Authorization: Bearer <token>"

@@ -79,7 +79,9 @@ func (m *Metrics) Registry() *prometheus.Registry {
 
 // Handler serves the metrics in the Prometheus text format, with no
 // authentication of its own: mount it on a private listen address
-// (METRICS_ADDR), or use API.RegisterMetrics to serve it behind API keys.
+// (METRICS_ADDR) only. It is never served on the API's address: partners
+// are outside callers, and the runtime, pool and console-route counters are
+// not theirs to read.
 func (m *Metrics) Handler() http.Handler {
 	if m == nil {
 		return http.NotFoundHandler()
@@ -124,14 +126,4 @@ func methodLabel(method string) string {
 		return method
 	}
 	return "other"
-}
-
-// RegisterMetrics mounts GET /metrics on r behind the same bearer API keys
-// (and per-key rate limit) as the API, for deployments without a separate
-// metrics listen address. It mounts nothing when Options.Metrics is nil.
-func (a *API) RegisterMetrics(r gin.IRouter) {
-	if a.metrics == nil {
-		return
-	}
-	r.GET("/metrics", apiHeaders, a.authenticate, gin.WrapH(a.metrics.Handler()))
 }

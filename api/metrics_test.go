@@ -19,11 +19,13 @@ import (
 )
 
 // observed is an API server wired the way main wires it with metrics on:
-// the metrics middleware on the whole engine (outside recovery) and
-// GET /metrics behind the API keys. It has two keys.
+// the metrics middleware on the whole engine (outside recovery), and the
+// metrics served by a server of their own (METRICS_ADDR), never by the
+// API's. It has two keys.
 type observed struct {
 	t       *testing.T
 	srv     *httptest.Server
+	scraper *httptest.Server // the metrics address
 	metrics *api.Metrics
 	keys    [2]string
 	// answered counts the responses read, for settle.
@@ -36,9 +38,9 @@ func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
 	o.Metrics = m
 	a := api.New(store, o)
 	r := newEngine(a, m)
-	a.RegisterMetrics(r)
-	ob := &observed{t: t, srv: httptest.NewServer(r), metrics: m}
+	ob := &observed{t: t, srv: httptest.NewServer(r), scraper: httptest.NewServer(m.Handler()), metrics: m}
 	t.Cleanup(ob.srv.Close)
+	t.Cleanup(ob.scraper.Close)
 	for i := range ob.keys {
 		_, key, err := store.CreateAPIKey(context.Background(), "partner "+strconv.Itoa(i), "test")
 		if err != nil {
@@ -85,11 +87,16 @@ func documents(req *http.Request, status int) bool {
 	return err == nil && route.Operation.Responses.Value(strconv.Itoa(status)) != nil
 }
 
-// scrape reads /metrics with key and returns the text exposition.
-func (o *observed) scrape(key string) string {
+// scrape reads /metrics on the metrics address and returns the text
+// exposition.
+func (o *observed) scrape() string {
 	o.t.Helper()
 	o.settle()
-	r := o.do("GET", "/metrics", key, "")
+	res, err := o.scraper.Client().Get(o.scraper.URL + "/metrics")
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	r := readResponse(o.t, res)
 	if r.Status != http.StatusOK {
 		o.t.Fatalf("GET /metrics: status %d, body %s", r.Status, r.Body)
 	}
@@ -190,7 +197,7 @@ func TestRateLimit(t *testing.T) {
 			wantError(t, o.do("GET", "/v1/pets", "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""), http.StatusUnauthorized, models.CodeUnauthorized)
 		}
 
-		m := o.scrape(other)
+		m := o.scrape()
 		wantSample(t, m, "petstore_rate_limited_total", refused)
 		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="429"}`, 1)
 		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="401"}`, 20)
@@ -199,7 +206,7 @@ func TestRateLimit(t *testing.T) {
 		if r := o.do("GET", "/v1/pets", limited, ""); r.Status != http.StatusOK {
 			t.Fatalf("after waiting Retry-After: status %d, body %s", r.Status, r.Body)
 		}
-		wantSample(t, o.scrape(other), "petstore_rate_limited_total", refused)
+		wantSample(t, o.scrape(), "petstore_rate_limited_total", refused)
 	})
 }
 
@@ -209,8 +216,11 @@ func TestMetrics(t *testing.T) {
 		o := newObserved(t, s, api.Options{})
 		key := o.keys[0]
 
-		wantError(t, o.do("GET", "/metrics", "", ""), http.StatusUnauthorized, models.CodeUnauthorized)
-		wantError(t, o.do("GET", "/metrics", "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""), http.StatusUnauthorized, models.CodeUnauthorized)
+		// The API's address serves no metrics, whatever the key: partners
+		// must not read the runtime, pool and console-route counters.
+		for _, k := range []string{"", key, "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"} {
+			wantError(t, o.do("GET", "/metrics", k, ""), http.StatusNotFound, models.CodeNotFound)
+		}
 
 		requests := []struct {
 			method, path, key, body string
@@ -232,16 +242,15 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 
-		m := o.scrape(key)
+		m := o.scrape()
 		for series, want := range map[string]float64{
 			`petstore_http_requests_total{method="GET",route="/v1/pets",status="200"}`:               2,
 			`petstore_http_requests_total{method="GET",route="/v1/pets",status="400"}`:               1,
 			`petstore_http_requests_total{method="POST",route="/v1/pets",status="201"}`:              1,
 			`petstore_http_requests_total{method="GET",route="/v1/pets/:petId",status="404"}`:        1,
-			`petstore_http_requests_total{method="GET",route="unmatched",status="404"}`:              2,
+			`petstore_http_requests_total{method="GET",route="unmatched",status="404"}`:              5, // 2 + 3 of /metrics
 			`petstore_http_requests_total{method="DELETE",route="unmatched",status="405"}`:           1,
 			`petstore_http_requests_total{method="other",route="unmatched",status="405"}`:            1,
-			`petstore_http_requests_total{method="GET",route="/metrics",status="401"}`:               2,
 			`petstore_http_request_duration_seconds_count{method="GET",route="/v1/pets"}`:            3,
 			`petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets",le="+Inf"}`: 3,
 			`petstore_rate_limited_total`:                     0,
@@ -269,8 +278,10 @@ func TestMetrics(t *testing.T) {
 			t.Error("a raw request path became a label")
 		}
 
-		// The first scrape is counted once it has been answered.
-		wantSample(t, o.scrape(key), `petstore_http_requests_total{method="GET",route="/metrics",status="200"}`, 1)
+		// Scrapes are not requests to the API: they are not counted there.
+		if strings.Contains(o.scrape(), `route="/metrics"`) {
+			t.Error("a scrape was counted as an API request")
+		}
 	})
 }
 
@@ -299,7 +310,7 @@ func TestMetricsHandler(t *testing.T) {
 	}
 }
 
-// Without Options.Metrics there is no /metrics route, and a nil *Metrics
+// There is no /metrics route on the API's engine, and a nil *Metrics
 // records nothing without failing.
 func TestNoMetrics(t *testing.T) {
 	t.Parallel()
@@ -314,7 +325,6 @@ func TestNoMetrics(t *testing.T) {
 	r := gin.New()
 	r.Use(m.Middleware())
 	a.Register(r)
-	a.RegisterMetrics(r)
 	r.NoRoute(a.NoRoute)
 	srv := httptest.NewServer(r)
 	defer srv.Close()

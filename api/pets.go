@@ -45,7 +45,12 @@ func toPet(p models.Pet) Pet {
 // listPets answers GET /v1/pets: one page in id order, with a Link to the
 // next page when there is one.
 func (a *API) listPets(c *gin.Context) {
-	q, err := models.ParsePetQuery(c.Request.URL.Query())
+	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
+	q, err := models.ParsePetQuery(params)
 	if err != nil {
 		writeError(c, a.log, err)
 		return

@@ -155,7 +155,7 @@ func TestUnicodeNamesRoundTrip(t *testing.T) {
 	t.Parallel()
 	names := []string{
 		"Zoë Ångström-Øverdal", "Ñandú Çağrı", "小狗 ポチ 강아지", "Кот Барсик", "قطة", "🐶🐱🦜",
-		"👨‍👩‍👧 family", "🏳️‍🌈 flag", "e\u0301 combining", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 plane 1", strings.Repeat("🐍", 255),
+		"👨‍👩‍👧 family", "🏳️‍🌈 flag", "🏴󠁧󠁢󠁳󠁣󠁴󠁿 Nessie", "می\u200cخواهم", "1️⃣ ❤️", "e\u0301 combining", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 plane 1", strings.Repeat("🐍", 255),
 	}
 	forEach(t, func(t *testing.T, e *env) {
 		ids := map[int64]string{}
@@ -201,6 +201,53 @@ func TestListPetsRejectsBadParameters(t *testing.T) {
 					t.Errorf("details = %+v, want one for %s", body.Details, tt.field)
 				}
 			})
+		}
+	})
+}
+
+// A query string Go cannot read whole (a pair separated by ';', a bad
+// %-escape) is refused: dropping the pair answered ?limit=1;status=sold
+// with an unfiltered list.
+func TestListPetsRefusesUnreadableQuery(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		for _, query := range []string{"limit=500;", "limit=1;status=sold", "status=sold;limit=1", ";", "a=%zz&limit=1", "status=%"} {
+			t.Run(query, func(t *testing.T) {
+				body := wantError(t, e.get("/v1/pets?"+query), http.StatusBadRequest, models.CodeInvalidRequest)
+				if !strings.HasPrefix(body.Message, "The query string cannot be read: ") {
+					t.Errorf("message %q does not say what is wrong", body.Message)
+				}
+			})
+		}
+		// Escaped, ';' is part of a value, and that value is checked.
+		body := wantError(t, e.get("/v1/pets?status=sold%3B"), http.StatusBadRequest, models.CodeInvalidRequest)
+		if len(body.Details) != 1 || body.Details[0].Field != "status" {
+			t.Errorf("details = %+v, want one for status", body.Details)
+		}
+	})
+}
+
+// Names with invisible or text-direction characters are refused, with the
+// character and its position; see also TestUnicodeNamesRoundTrip.
+func TestCreatePetRefusesHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		for name, want := range map[string]string{
+			"Rex\u202Etxt.exe": "Name must not contain invisible or text-direction characters (U+202E at position 4).",
+			"\ufeffRex":        "Name must not contain invisible or text-direction characters (U+FEFF at position 1).",
+			"R\u200bex":        "Name must not contain invisible or text-direction characters (U+200B at position 2).",
+			"Re\u200dx":        "Name must not contain invisible or text-direction characters (U+200D at position 3).",
+			"\u2066Rex\u2069":  "Name must not contain invisible or text-direction characters (U+2066 at position 1).",
+		} {
+			t.Run(name, func(t *testing.T) {
+				body := wantError(t, e.post(`{"name":"`+name+`","categoryId":1}`), http.StatusBadRequest, models.CodeInvalidRequest)
+				if body.Message != want || len(body.Details) != 1 || body.Details[0].Field != "name" || body.Details[0].Message != want {
+					t.Errorf("error %+v, want %q for name", body, want)
+				}
+			})
+		}
+		if n := e.countPets(); n != 0 {
+			t.Fatalf("%d pets stored", n)
 		}
 	})
 }

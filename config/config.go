@@ -58,8 +58,9 @@ type Config struct {
 	RateLimitRPS   float64
 	RateLimitBurst int
 	// MetricsAddr is where Prometheus metrics are served without
-	// authentication (METRICS_ADDR); "" serves /metrics on the main address
-	// behind the API keys.
+	// authentication (METRICS_ADDR), a private address; "" serves no
+	// metrics: the main address never does, partners' API keys must not
+	// read them.
 	MetricsAddr string
 }
 

@@ -105,6 +105,8 @@ func ValidateKeyName(raw string) (string, error) {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		// Names are printed raw by `petstore apikey list`: no terminal escapes.
 		msg = "Name must not contain control characters."
+	default:
+		msg = hiddenCharMessage(name)
 	}
 	if msg != "" {
 		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldName, msg}}}
@@ -123,6 +125,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey,
 		k, key := s.newAPIKey(name, creator)
 		err = s.transaction(ctx, func(tx *gorm.DB) error { return insertAPIKey(tx, &k) })
 		if err == nil {
+			s.addKeyPrefix(k.Prefix)
 			return k, key, nil
 		}
 		if !isDuplicate(err) {
@@ -189,10 +192,18 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 
 // Authenticate returns the live key matching key, or ErrUnauthorized. It
 // reads the key on every call, so a revocation applies at once on every
-// instance, and notes the use at most once a minute per key.
+// instance, and notes the use at most once a minute per key. A key of the
+// wrong shape, or whose prefix no live key has (keyPrefixKnown), is refused
+// without a database read: a flood of made-up keys does not reach the
+// database.
 func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	prefix, ok := splitKey(key)
 	if !ok {
+		return APIKey{}, ErrUnauthorized
+	}
+	if !s.keyPrefixKnown(ctx, prefix) {
+		// Hash anyway so a miss takes as long as a wrong secret.
+		subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(strings.Repeat("0", 64)))
 		return APIKey{}, ErrUnauthorized
 	}
 	var k APIKey

@@ -38,6 +38,10 @@ const (
 	MaxNameLength    = 255
 	DefaultPageLimit = 20
 	MaxPageLimit     = 100
+	// MaxSearchLength bounds the console's name search, in characters: a
+	// name is at most MaxNameLength, and SQLite refuses LIKE patterns past
+	// 50,000 bytes.
+	MaxSearchLength = 200
 )
 
 // ParseStatus returns the Status spelled s, or false.
@@ -90,10 +94,12 @@ const (
 	FieldAfter      = "after"
 	FieldBefore     = "before"
 	FieldPetID      = "petId"
+	FieldSearch     = "q"
 )
 
 // Validate applies the new-pet rules: the name is trimmed and must then be
-// 1..255 code points without control characters; the category ID is an
+// 1..255 code points without control characters or the invisible and
+// text-direction characters of hiddenChar; the category ID is an
 // integer from 1 to 2^63-1; the status, if given, is one of the three values.
 func (in PetInput) Validate() (NewPet, error) {
 	// Fields are checked, and reported, in the order of the NewPet shape;
@@ -157,6 +163,9 @@ func ValidateName(raw string) (string, string) {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return "", "Name must not contain control characters."
 	}
+	if msg := hiddenCharMessage(name); msg != "" {
+		return "", msg
+	}
 	return name, ""
 }
 
@@ -193,6 +202,37 @@ type PetQuery struct {
 	// (partner list reads); otherwise the primary answers, so staff see
 	// what they have just done.
 	AllowStale bool
+}
+
+// ParseQueryString reads a raw query string as the API and the console do.
+// A pair that Go's url.ParseQuery cannot read (one separated by ';', or
+// with a malformed %-escape) is refused, never silently dropped: a dropped
+// "status=sold" would answer an unfiltered list as if it were filtered.
+func ParseQueryString(raw string) (url.Values, error) {
+	params, err := url.ParseQuery(raw)
+	if err != nil {
+		msg := "The query string cannot be read: it has too many parameters."
+		switch {
+		case strings.Contains(err.Error(), "semicolon"):
+			msg = "The query string cannot be read: separate parameters with & (not ;), and write ; in a value as %3B."
+		case errors.As(err, new(url.EscapeError)):
+			msg = "The query string cannot be read: a % must start an escape such as %25 (for %) or %3B (for ;)."
+		}
+		return nil, &Error{Code: CodeInvalidRequest, Message: msg, Err: err}
+	}
+	return params, nil
+}
+
+// ValidateSearch trims the console's name search text and checks its
+// length: at most MaxSearchLength characters (a byte that is not UTF-8
+// counts as one; such a search simply finds nothing).
+func ValidateSearch(raw string) (string, error) {
+	q := strings.TrimSpace(raw)
+	if utf8.RuneCountInString(q) > MaxSearchLength {
+		msg := fmt.Sprintf("Search text must be at most %d characters.", MaxSearchLength)
+		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldSearch, msg}}}
+	}
+	return q, nil
 }
 
 // ParsePetQuery validates list parameters from a query string: limit,
@@ -303,6 +343,12 @@ const petsByStatus = "pets FORCE INDEX (idx_pets_status_id)"
 func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 	if q.Limit < 1 || q.Limit > MaxPageLimit {
 		q.Limit = DefaultPageLimit
+	}
+	if q.NameContains != "" {
+		// Whoever built the query: an unbounded pattern is a 500 on SQLite.
+		if _, err := ValidateSearch(q.NameContains); err != nil {
+			return nil, false, err
+		}
 	}
 	tx := s.db.WithContext(ctx).Model(&Pet{})
 	if !q.AllowStale {

@@ -278,3 +278,29 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+// The console's search is bounded whoever builds the query: a 50,000
+// character pattern was a 500 on SQLite ("LIKE or GLOB pattern too complex").
+func TestListPetsSearchBounded(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		for _, q := range []string{strings.Repeat("a", 50_000), strings.Repeat("%", models.MaxSearchLength+1)} {
+			_, _, err := s.ListPets(ctx, models.PetQuery{Limit: 10, NameContains: q})
+			if models.ErrorCode(err) != models.CodeInvalidRequest {
+				t.Errorf("search of %d characters: error %v, want invalid_request", len(q), err)
+			}
+		}
+		if _, _, err := s.ListPets(ctx, models.PetQuery{Limit: 10, NameContains: strings.Repeat("é", models.MaxSearchLength)}); err != nil {
+			t.Errorf("search of %d characters: %v", models.MaxSearchLength, err)
+		}
+		for raw, want := range map[string]string{"  Rex  ": "Rex", strings.Repeat("é", 200): strings.Repeat("é", 200)} {
+			if got, err := models.ValidateSearch(raw); err != nil || got != want {
+				t.Errorf("ValidateSearch(%.20q) = %.20q, %v", raw, got, err)
+			}
+		}
+		if _, err := models.ValidateSearch(strings.Repeat("é", 201)); models.ErrorCode(err) != models.CodeInvalidRequest {
+			t.Errorf("ValidateSearch of 201 characters: %v", err)
+		}
+	})
+}

@@ -41,7 +41,11 @@ type Options struct {
 	// ConnectTimeout bounds the wait for a database that is not up yet.
 	ConnectTimeout time.Duration
 	// Logger receives slow-query and driver warnings; nil discards them.
+	// A slow statement is logged as written, with its values left out.
 	Logger *slog.Logger
+	// SlowThreshold is how long a statement may run before it is logged as
+	// slow; 0 means 500 ms. Tests set it tiny to make every statement slow.
+	SlowThreshold time.Duration
 	// ReplicaDSNs are MySQL read replicas (DATABASE_REPLICA_URLS): the API's
 	// pet list reads go to one of them at random. Every other read (a pet
 	// fetched after its creation, the console, keys, sessions, accounts)
@@ -71,7 +75,9 @@ type Store struct {
 	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
 	migrateCfg *mysql.Config
 	// replicas are the read replicas' pools, closed with the store.
-	replicas  []*sql.DB
+	replicas []*sql.DB
+	// prefixes are the live API keys' prefixes, for Authenticate.
+	prefixes  keyPrefixes
 	dummyOnce sync.Once
 	dummy     []byte
 	// hashing bounds the bcrypt work (see Options.PasswordHashers).
@@ -149,12 +155,16 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// replica answer 503 until it returns.
 		replicaDia = append(replicaDia, gormmysql.New(gormmysql.Config{Conn: r, SkipInitializeWithVersion: true}))
 	}
+	slow := o.SlowThreshold
+	if slow <= 0 {
+		slow = defaultSlowThreshold
+	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
 		PrepareStmt:            true,
 		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
-			SlowThreshold:        500 * time.Millisecond,
+			SlowThreshold:        slow,
 			LogLevel:             logger.Warn,
 			ParameterizedQueries: true, // never log values: they include password and key hashes
 		})},
@@ -309,10 +319,27 @@ func isPermanent(err error) bool {
 	return strings.Contains(msg, "unable to open database file") || strings.Contains(msg, "out of memory (14)")
 }
 
+// defaultSlowThreshold is how long a statement runs before it is logged.
+const defaultSlowThreshold = 500 * time.Millisecond
+
 // slowQueriesOnly keeps GORM's slow-query warnings but drops its log of
 // failed statements: the Store classifies every error (a duplicate key is
 // often expected), and the callers log the ones that are server errors.
+//
+// It also never lets a value reach the log: statements carry password and
+// key hashes, session ids, usernames and client addresses. GORM asks the
+// logger itself (gorm.ParamsFilter) whether to write values into the
+// statement it logs; a wrapper that does not answer loses the inner
+// logger's ParameterizedQueries, so this one answers: no values, ever.
 type slowQueriesOnly struct{ logger.Interface }
+
+var _ gorm.ParamsFilter = slowQueriesOnly{}
+
+// ParamsFilter drops the values of a statement before GORM renders it for
+// the log: placeholders stay as ?.
+func (l slowQueriesOnly) ParamsFilter(_ context.Context, sql string, _ ...any) (string, []any) {
+	return sql, nil
+}
 
 func (l slowQueriesOnly) LogMode(level logger.LogLevel) logger.Interface {
 	return slowQueriesOnly{l.Interface.LogMode(level)}

@@ -159,7 +159,7 @@ func PetsPage(p Page, v PetsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"Name contains…\" autocomplete=\"off\"></div><button type=\"submit\" class=\"secondary\">Filter</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" placeholder=\"Name contains…\" autocomplete=\"off\" maxlength=\"200\"></div><button type=\"submit\" class=\"secondary\">Filter</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

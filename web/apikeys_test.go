@@ -219,6 +219,8 @@ func TestCreateAPIKeyInvalid(t *testing.T) {
 			{"blank", "   ", "Name is required.", false},
 			{"too long", strings.Repeat("x", models.MaxKeyNameLength+1), "Name must be at most 100 characters of text.", false},
 			{"empty via htmx", "", "Name is required.", true},
+			{"right-to-left override", "partner\u202Eppa", "Name must not contain invisible or text-direction characters (U+202E at position 8).", false},
+			{"zero width space via htmx", "part\u200Bner", "Name must not contain invisible or text-direction characters (U+200B at position 5).", true},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -56,7 +55,9 @@ func parsePetListing(q url.Values) (petListing, error) {
 		}
 		l.before = id
 	}
-	pq.NameContains = strings.TrimSpace(q.Get("q"))
+	if pq.NameContains, err = models.ValidateSearch(q.Get("q")); err != nil {
+		return l, err
+	}
 	l.query, l.after = pq, pq.After
 	l.filter = templates.PetFilter{Status: string(pq.Status), Query: pq.NameContains}
 	return l, nil
@@ -158,7 +159,12 @@ func formatTime(t time.Time) string {
 
 // listPets shows the pets page, or for htmx only the table region.
 func (w *Web) listPets(c *gin.Context) {
-	l, err := parsePetListing(c.Request.URL.Query())
+	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
+	if err != nil {
+		w.fail(c, err)
+		return
+	}
+	l, err := parsePetListing(params)
 	if err != nil {
 		w.fail(c, err)
 		return

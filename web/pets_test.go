@@ -361,3 +361,68 @@ func TestFormBodyCapped(t *testing.T) {
 		wantStatus(t, b.get("/admin/pets"), http.StatusOK) // still signed in
 	})
 }
+
+// The search text is bounded (a 50,000-character search was a 500 on
+// SQLite: "LIKE or GLOB pattern too complex"), and a query string the
+// server cannot read whole (';' between pairs) is refused, never half read.
+func TestPetsQueryBounds(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.addPets(t, 1, models.StatusSold, strings.Repeat("é", 199))
+		b, _ := e.signedIn()
+		tests := []struct {
+			name, query string
+			status      int
+			msg         string
+		}{
+			{"50,000 characters", "q=" + strings.Repeat("a", 50_000), http.StatusBadRequest, "Search text must be at most 200 characters."},
+			{"201 characters", "q=" + url.QueryEscape(strings.Repeat("é", 201)), http.StatusBadRequest, "Search text must be at most 200 characters."},
+			{"200 characters", "q=" + url.QueryEscape(strings.Repeat("é", 198)+" 0"), http.StatusOK, ""},
+			{"200 characters, spaces around", "q=" + url.QueryEscape("  "+strings.Repeat("é", 198)+" 0   "), http.StatusOK, ""},
+			{"semicolon between pairs", "status=sold;q=x", http.StatusBadRequest, "separate parameters with &amp; (not ;)"},
+			{"semicolon after a value", "status=sold;", http.StatusBadRequest, "separate parameters with &amp; (not ;)"},
+			{"bad escape", "q=%zz", http.StatusBadRequest, "a % must start an escape"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				for _, headers := range [][]string{nil, {"HX-Request", "true", "HX-Target", "pets-table"}} {
+					p := b.get("/admin/pets?"+tt.query, headers...)
+					wantStatus(t, p, tt.status)
+					if tt.msg != "" && !strings.Contains(p.Body, tt.msg) {
+						t.Errorf("no %q on the page:\n%.2000s", tt.msg, p.Body)
+					}
+					if tt.status == http.StatusOK && len(rowNames(p)) != 1 {
+						t.Errorf("rows %q, want the one pet", rowNames(p))
+					}
+				}
+			})
+		}
+	})
+}
+
+// Pet names with invisible or text-direction characters are refused beside
+// the field; emoji sequences are kept.
+func TestAddPetHiddenCharacters(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		b, tok := e.signedIn()
+		for _, name := range []string{"Rex\u202Etxt.exe", "Re\u200Bx"} {
+			p := b.post("/admin/pets", url.Values{"csrf_token": {tok}, "name": {name}, "categoryId": {"1"}, "status": {"available"}})
+			wantStatus(t, p, http.StatusUnprocessableEntity)
+			msg := text(p, `[data-testid="pet-name-error"]`)
+			if !strings.HasPrefix(msg, "Name must not contain invisible or text-direction characters (U+") {
+				t.Errorf("%q: name error %q", name, msg)
+			}
+		}
+		if n := e.countPets(t); n != 0 {
+			t.Fatalf("%d pets stored", n)
+		}
+		for _, name := range []string{"👨‍👩‍👧 Rex", "🏴󠁧󠁢󠁳󠁣󠁴󠁿 Nessie", "می\u200cخواهم"} {
+			p := b.post("/admin/pets", url.Values{"csrf_token": {tok}, "name": {name}, "categoryId": {"1"}, "status": {"available"}})
+			wantStatus(t, p, http.StatusSeeOther)
+		}
+		if n := e.countPets(t); n != 3 {
+			t.Fatalf("%d pets stored, want 3", n)
+		}
+	})
+}
