@@ -75,8 +75,8 @@ func TestSlowStatementsLogNoValues(t *testing.T) {
 					args []any
 				}{
 					{"UPDATE users SET password_hash = ? WHERE username = ?", []any{string(hash), username}},
-					{"DELETE FROM sessions WHERE id = ?", []any{sessionID}},
-					{"DELETE FROM login_failures WHERE client_ip = ? AND username = ?", []any{clientIP, username}},
+					{"DELETE FROM sessions WHERE id_hash = ?", []any{sessionID}},
+					{"DELETE FROM sessions WHERE client_ip = ? AND user_agent = ?", []any{clientIP, username}},
 				} {
 					if err := tx.Exec(st.sql, st.args...).Error; err != nil {
 						return err
@@ -90,7 +90,7 @@ func TestSlowStatementsLogNoValues(t *testing.T) {
 
 			got := logs.String()
 			// The statements are there: logging did happen.
-			for _, want := range []string{"UPDATE users SET password_hash = ? WHERE username = ?", "DELETE FROM sessions WHERE id = ?", "INSERT INTO"} {
+			for _, want := range []string{"UPDATE users SET password_hash = ? WHERE username = ?", "DELETE FROM sessions WHERE id_hash = ?", "INSERT INTO"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("no slow-statement line with %q in the log:\n%.2000s", want, got)
 				}
