@@ -63,20 +63,9 @@ func newFailureLimiter(limit rate.Limit, burst int, now func() time.Time) *failu
 		addrs: map[netip.Prefix]*bucket{}, trusted: map[string]time.Time{}}
 }
 
-// clientKey groups an address: IPv4 alone, IPv6 by its /64.
-func clientKey(addr string) netip.Prefix {
-	ip, err := netip.ParseAddr(addr)
-	if err != nil {
-		return netip.Prefix{} // every unreadable address shares one bucket
-	}
-	ip = ip.Unmap()
-	bits := 32
-	if ip.Is6() {
-		bits = 64
-	}
-	p, _ := ip.Prefix(bits)
-	return p
-}
+// clientKey groups an address as the sign-in limits do: IPv4 alone, IPv6
+// by its /64; every unreadable address shares one bucket.
+func clientKey(addr string) netip.Prefix { return models.ClientNetwork(addr) }
 
 // blocked reports whether addr has no failure left in its budget and the
 // key (by hash) is not one that authenticated recently; wait is how long
@@ -164,12 +153,8 @@ func (l *failureLimiter) size() int {
 // failure budget.
 func (a *API) tooManyFailures(c *gin.Context, wait time.Duration) {
 	secs := retryAfter(wait)
-	unit := "seconds"
-	if secs == 1 {
-		unit = "second"
-	}
 	c.Header("Retry-After", strconv.Itoa(secs))
 	writeError(c, a.log, &models.Error{Code: models.CodeRateLimited, Message: fmt.Sprintf(
-		"Too many requests without a valid API key from this address. Retry in %d %s with a valid key: send Authorization: Bearer <API_KEY>.",
-		secs, unit)})
+		"Too many requests without a valid API key from this address. Retry in %s with a valid key: send Authorization: Bearer <API_KEY>.",
+		seconds(secs))})
 }

@@ -118,6 +118,14 @@ func retryAfter(wait time.Duration) int {
 	return int(s)
 }
 
+// seconds says n seconds in words: "1 second", "5 seconds".
+func seconds(n int) string {
+	if n == 1 {
+		return "1 second"
+	}
+	return strconv.Itoa(n) + " seconds"
+}
+
 // rateLimit lets the request of key k go on, or answers 429 with
 // Retry-After and returns false. It runs after authentication, so a
 // request without a valid key gets its 401 first.
@@ -131,13 +139,9 @@ func (a *API) rateLimit(c *gin.Context, k models.APIKey) bool {
 	}
 	a.metrics.countRateLimited()
 	secs := retryAfter(wait)
-	unit := "seconds"
-	if secs == 1 {
-		unit = "second"
-	}
 	c.Header("Retry-After", strconv.Itoa(secs))
 	writeError(c, a.log, &models.Error{Code: models.CodeRateLimited, Message: fmt.Sprintf(
-		"Too many requests with this API key: the limit is %g per second with bursts of %d. Retry in %d %s.",
-		float64(a.limiter.limit), a.limiter.burst, secs, unit)})
+		"Too many requests with this API key: the limit is %g per second with bursts of %d. Retry in %s.",
+		float64(a.limiter.limit), a.limiter.burst, seconds(secs))})
 	return false
 }

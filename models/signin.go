@@ -294,19 +294,34 @@ func limitName(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// addressKey is the address a limit counts: an IPv4 address, or the /64
-// network of an IPv6 address (one host usually holds a whole /64).
+// addressKey is the address a limit counts (see ClientNetwork).
 func addressKey(clientIP string) string {
+	p := ClientNetwork(clientIP)
+	switch {
+	case !p.IsValid():
+		return clientIP
+	case p.Addr().Is4():
+		return p.Addr().String()
+	}
+	return p.String()
+}
+
+// ClientNetwork is what the limits on client addresses count as one
+// client: an IPv4 address, or the /64 network of an IPv6 address (one host
+// is usually given a whole /64). An unreadable address gives the zero
+// Prefix.
+func ClientNetwork(clientIP string) netip.Prefix {
 	a, err := netip.ParseAddr(clientIP)
 	if err != nil {
-		return clientIP
+		return netip.Prefix{}
 	}
-	a = a.Unmap()
-	if a.Is4() {
-		return a.String()
+	a = a.Unmap().WithZone("")
+	bits := 32
+	if a.Is6() {
+		bits = 64
 	}
-	p, _ := a.WithZone("").Prefix(64)
-	return p.String()
+	p, _ := a.Prefix(bits)
+	return p
 }
 
 // errLimitRowsMissing says a limit's row does not exist yet: the rows are
