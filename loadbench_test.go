@@ -512,6 +512,7 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 	defer tr.CloseIdleConnections()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(set.clientProcs))
 
+	waitQuiet(t, 10*time.Second)
 	if set.warmup > 0 {
 		runLoad(tr, srv.base, key, c, set.conns, set.warmup)
 	}
@@ -726,6 +727,23 @@ func childDatabases() []int {
 		}
 	}
 	return pids
+}
+
+// waitQuiet waits, at most limit, for the machine to be idle (under 15%
+// busy over half a second), so that on a shared machine a case does not
+// start in the middle of other work. The other-CPU figure says whether it
+// stayed so.
+func waitQuiet(t testing.TB, limit time.Duration) {
+	t.Helper()
+	const span = 500 * time.Millisecond
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
+		b0 := machineBusy(t)
+		time.Sleep(span)
+		if busy := machineBusy(t) - b0; busy < span*time.Duration(runtime.NumCPU())*15/100 {
+			return
+		}
+	}
+	t.Logf("the machine stayed busy for %s; measuring anyway", limit)
 }
 
 // machineBusy is the CPU time every CPU has spent busy since boot.
