@@ -515,7 +515,7 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 	defer tr.CloseIdleConnections()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(set.clientProcs))
 
-	waitQuiet(t, 10*time.Second)
+	waitQuiet(t, c.name, 10*time.Second)
 	if set.warmup > 0 {
 		runLoad(tr, srv.base, key, c, set.conns, set.warmup)
 	}
@@ -742,7 +742,7 @@ func childDatabases() []int {
 // busy over half a second), so that on a shared machine a case does not
 // start in the middle of other work. The other-CPU figure says whether it
 // stayed so.
-func waitQuiet(t testing.TB, limit time.Duration) {
+func waitQuiet(t testing.TB, what string, limit time.Duration) {
 	t.Helper()
 	const span = 500 * time.Millisecond
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
@@ -752,7 +752,7 @@ func waitQuiet(t testing.TB, limit time.Duration) {
 			return
 		}
 	}
-	t.Logf("the machine stayed busy for %s; measuring anyway", limit)
+	t.Logf("%s: the machine stayed busy for %s; measuring anyway", what, limit)
 }
 
 // machineBusy is the CPU time every CPU has spent busy since boot.
