@@ -248,7 +248,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		printBootstrap(c.stdout, boot, base)
 	}
 
-	metrics := api.NewMetrics(store.SQLDB())
+	metrics := api.NewMetrics(store.Pools())
 	router, err := newRouter(ctx, cfg, store, log, time.Now, metrics)
 	if err != nil {
 		return c.fail(err)

@@ -34,7 +34,7 @@ type observed struct {
 
 func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
 	t.Helper()
-	m := api.NewMetrics(store.SQLDB())
+	m := api.NewMetrics(store.Pools())
 	o.Metrics = m
 	a := api.New(store, o)
 	r := newEngine(a, m)
@@ -257,6 +257,12 @@ func TestMetrics(t *testing.T) {
 			`go_sql_max_open_connections{db_name="petstore"}`: 20, // modelstest.Open's pool size
 		} {
 			wantSample(t, m, series, want)
+		}
+		// SQLite's writes go through one connection of their own.
+		if _, ok := s.Pools()["petstore_writer"]; ok != (s.Driver() == models.DriverSQLite) {
+			t.Errorf("writer pool listed: %v, want it on SQLite only", ok)
+		} else if ok {
+			wantSample(t, m, `go_sql_max_open_connections{db_name="petstore_writer"}`, 1)
 		}
 		for _, name := range []string{
 			"# TYPE petstore_http_request_duration_seconds histogram",
