@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"regexp"
@@ -257,6 +258,13 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	if metricsLn != nil {
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", metrics.Handler())
+		// The runtime's profiles, for operators only (like the metrics):
+		// go tool pprof http://METRICS_ADDR/debug/pprof/profile?seconds=20
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		metricsSrv = newHTTPServer(mux, log)
 		go func() {
 			if err := metricsSrv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

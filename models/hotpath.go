@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 )
 
 // The partner API's three pet operations run on every partner request, so
@@ -175,36 +176,171 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 	return p, nil
 }
 
-// CreatePet stores a validated pet and records who added it, in one
-// transaction on the primary (SQLite's single writer).
+// CreatePet stores a validated pet and records who added it. Creates that
+// arrive together are written together (group commit, createQueue): one
+// transaction on the primary (SQLite's single writer) holds each pet and
+// its audit event, so a pet is never stored without its record, and the
+// answer comes only after the commit.
 func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
 	h, err := s.hot(ctx)
 	if err != nil {
 		return Pet{}, err
 	}
 	now := s.now()
-	p := Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now}
-	detail := fmt.Sprintf("name=%q categoryId=%d status=%s", p.Name, p.CategoryID, p.Status)
-	err = retry(ctx, func() error {
-		tx, err := s.sqlDB.BeginTx(ctx, nil)
-		if err != nil {
-			return err
+	r := &createRequest{
+		pet:    Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now},
+		actor:  actor,
+		detail: fmt.Sprintf("name=%q categoryId=%d status=%s", np.Name, np.CategoryID, np.Status),
+		done:   make(chan createResult, 1),
+	}
+	if err := s.creates.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
+		return Pet{}, s.dbErr("create pet", err)
+	}
+	return r.pet, nil
+}
+
+// maxCreateBatch bounds how many creates share one transaction.
+const maxCreateBatch = 64
+
+// createTimeout bounds a batch's transaction: it runs for several clients,
+// so it does not end when the one that leads it goes away.
+const createTimeout = 15 * time.Second
+
+// createRequest is one pet waiting to be written.
+type createRequest struct {
+	pet           Pet // its ID is set once written
+	actor, detail string
+	done          chan createResult
+}
+
+// createResult tells a waiting create that it was written (or why not), or
+// that it is its turn to lead the next batch.
+type createResult struct {
+	err  error
+	lead bool
+}
+
+// createQueue is group commit without a goroutine of its own: the first
+// create to arrive leads, writing every create waiting at that moment in
+// one transaction; those arriving meanwhile wait, and the oldest of them
+// leads the next batch. A leader writes one batch, so no client waits for
+// more than its own.
+type createQueue struct {
+	mu      sync.Mutex
+	pending []*createRequest
+	leading bool
+}
+
+// submit queues r and returns once it is written. write writes a batch and
+// answers each of its requests on done.
+func (q *createQueue) submit(ctx context.Context, r *createRequest, write func([]*createRequest)) error {
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	lead := !q.leading
+	q.leading = true
+	q.mu.Unlock()
+	for {
+		if lead {
+			q.mu.Lock()
+			n := min(len(q.pending), maxCreateBatch)
+			batch := q.pending[:n:n]
+			q.pending = q.pending[n:]
+			q.mu.Unlock()
+			write(batch)
+			q.mu.Lock()
+			if len(q.pending) > 0 {
+				q.pending[0].done <- createResult{lead: true}
+			} else {
+				q.leading, q.pending = false, nil
+			}
+			q.mu.Unlock()
+			lead = false
 		}
-		defer tx.Rollback()
-		res, err := tx.StmtContext(ctx, h.insertPet).ExecContext(ctx, p.Name, p.CategoryID, string(p.Status), now, now)
+		select {
+		case res := <-r.done:
+			if !res.lead {
+				return res.err
+			}
+			lead = true
+		case <-ctx.Done():
+			// The pet may still be written by the batch under way; the
+			// client, gone or out of time, is answered as for a database
+			// that did not answer in time. A request whose turn to lead
+			// comes later still leads (done is buffered): it waits on.
+			select {
+			case res := <-r.done:
+				if !res.lead {
+					return res.err
+				}
+				lead = true
+				continue
+			default:
+			}
+			if !q.abandon(r) {
+				continue // already taken into a batch, or about to lead
+			}
+			return ctx.Err()
+		}
+	}
+}
+
+// abandon removes r from the queue if no batch has taken it and it has not
+// been asked to lead, and reports whether it did.
+func (q *createQueue) abandon(r *createRequest) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, p := range q.pending {
+		if p == r {
+			if i == 0 && len(r.done) > 0 {
+				return false // asked to lead: it must
+			}
+			q.pending = append(q.pending[:i:i], q.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// writeCreates writes a batch in one transaction, retried as a whole on a
+// deadlock or lock wait. If a statement fails for another reason while the
+// database still answers, each create is tried alone, so that one bad
+// create fails only itself.
+func (s *Store) writeCreates(h *hotStatements, batch []*createRequest) {
+	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	defer cancel()
+	err := retry(ctx, func() error { return s.insertCreates(ctx, h, batch) })
+	if err != nil && len(batch) > 1 && ctx.Err() == nil && !isConnErr(err) {
+		for _, r := range batch {
+			r.done <- createResult{err: retry(ctx, func() error { return s.insertCreates(ctx, h, []*createRequest{r}) })}
+		}
+		return
+	}
+	for _, r := range batch {
+		r.done <- createResult{err: err}
+	}
+}
+
+// insertCreates inserts the batch's pets and audit events in one
+// transaction, setting each pet's ID.
+func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*createRequest) error {
+	tx, err := s.sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	insertPet, insertAudit := tx.StmtContext(ctx, h.insertPet), tx.StmtContext(ctx, h.insertAudit)
+	for _, r := range batch {
+		p := &r.pet
+		res, err := insertPet.ExecContext(ctx, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
 		if err != nil {
 			return err
 		}
 		if p.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if _, err := tx.StmtContext(ctx, h.insertAudit).ExecContext(ctx, now, actor, ActionPetCreated, TargetPet, p.ID, detail); err != nil {
+		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
 			return err
 		}
-		return tx.Commit()
-	})
-	if err != nil {
-		return Pet{}, s.dbErr("create pet", err)
 	}
-	return p, nil
+	return tx.Commit()
 }

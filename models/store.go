@@ -93,6 +93,8 @@ type Store struct {
 	limitsCleanedAt atomic.Int64
 	// keys are the recently verified API keys (keycache.go).
 	keys keyCache
+	// creates batches concurrent pet creates into shared transactions.
+	creates createQueue
 	// stmts are the partner API's prepared statements (hotpath.go).
 	stmts hotStatements
 }
