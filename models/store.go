@@ -70,8 +70,11 @@ type Store struct {
 	sqlDB *sql.DB
 	// readDB is SQLite's pool of readers; on MySQL it is sqlDB.
 	readDB *sql.DB
-	driver string
-	log    *slog.Logger
+	// createDB is MySQL's pool for the API's creates: multi-statement text
+	// with the values quoted by the driver (createPetMySQL); nil on SQLite.
+	createDB *sql.DB
+	driver   string
+	log      *slog.Logger
 	// now is the clock; tests may replace it.
 	now func() time.Time
 	// passwordCost is the bcrypt cost of new password hashes.
@@ -117,6 +120,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	var (
 		sqlDB      *sql.DB // the primary: MySQL's pool, SQLite's writer
 		readDB     *sql.DB // SQLite's readers; MySQL: sqlDB
+		createDB   *sql.DB // MySQL's pool for the API's creates
 		dialector  gorm.Dialector
 		err        error
 		migrateCfg *mysql.Config
@@ -147,20 +151,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
 		o.sizePool(sqlDB)
 		readDB = sqlDB
+		createCfg := cfg.Clone()
+		createCfg.MultiStatements, createCfg.InterpolateParams = true, true
+		connector, err := mysql.NewConnector(createCfg)
+		if err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open mysql: %w", err)
+		}
+		createDB = sql.OpenDB(connector)
+		o.sizePool(createDB)
 	default:
 		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
-	}
-	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
-		sqlDB.Close()
-		if readDB != sqlDB {
-			readDB.Close()
-		}
-		return nil, err
-	}
-	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
-		sqlDB.Close()
-		readDB.Close()
-		return nil, errors.New("read replicas need MySQL")
 	}
 	var (
 		replicas   []*sql.DB
@@ -168,12 +169,23 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	)
 	closeAll := func() {
 		sqlDB.Close()
+		if createDB != nil {
+			createDB.Close()
+		}
 		if readDB != sqlDB {
 			readDB.Close()
 		}
 		for _, r := range replicas {
 			r.Close()
 		}
+	}
+	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
+		closeAll()
+		return nil, err
+	}
+	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
+		closeAll()
+		return nil, errors.New("read replicas need MySQL")
 	}
 	for i, dsn := range o.ReplicaDSNs {
 		r, _, err := openMySQL(dsn, log)
@@ -235,7 +247,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	s := &Store{db: db, sqlDB: sqlDB, readDB: readDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
+	s := &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db, sqlDB: sqlDB, readDB: readDB, createDB: createDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
 		passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas, hashing: newHashLimiter(o.PasswordHashers)}
 	return s, nil
 }
@@ -435,6 +447,9 @@ func (s *Store) Close() error {
 	}
 	if s.readDB != s.sqlDB {
 		s.readDB.Close()
+	}
+	if s.createDB != nil {
+		s.createDB.Close()
 	}
 	return s.sqlDB.Close()
 }
