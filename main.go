@@ -415,15 +415,20 @@ func requestLog(log *slog.Logger) gin.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
-		attrs := []any{"request_id", id, "method", c.Request.Method, "route", route,
-			"status", c.Writer.Status(), "duration_ms", float64(time.Since(start).Microseconds()) / 1000, "client", c.ClientIP()}
+		// Typed attributes in a fixed array: the line costs no boxing.
+		attrs := [8]slog.Attr{slog.String("request_id", id), slog.String("method", c.Request.Method), slog.String("route", route),
+			slog.Int("status", c.Writer.Status()), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("client", c.ClientIP())}
+		n := 6
 		if k := api.KeyName(c); k != "" {
-			attrs = append(attrs, "key", k)
+			attrs[n] = slog.String("key", k)
+			n++
 		}
 		if u := web.StaffName(c); u != "" {
-			attrs = append(attrs, "staff", u)
+			attrs[n] = slog.String("staff", u)
+			n++
 		}
-		log.Info("request", attrs...)
+		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs[:n]...)
 	}
 }
 
