@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
+
+	"petstore/models"
 )
 
 // The pet bodies are the API's hot path: they are written by hand into
@@ -19,9 +21,9 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 // is left to the collector.
 const maxPooledBody = 64 << 10
 
-// writePets answers status with pets as a JSON array, or with one Pet when
-// one is true.
-func writePets(c *gin.Context, status int, pets []Pet, one bool) {
+// writePets answers status with pets as a JSON array of the Pet shape, or
+// with one Pet when one is true.
+func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 	bp := bodyPool.Get().(*[]byte)
 	b := (*bp)[:0]
 	if !one {
@@ -44,13 +46,13 @@ func writePets(c *gin.Context, status int, pets []Pet, one bool) {
 	}
 }
 
-// writePet answers status with one Pet.
-func writePet(c *gin.Context, status int, p Pet) {
-	writePets(c, status, []Pet{p}, true)
+// writePet answers status with p as one Pet.
+func writePet(c *gin.Context, status int, p models.Pet) {
+	writePets(c, status, []models.Pet{p}, true)
 }
 
-// appendPet appends p as encoding/json writes the Pet type.
-func appendPet(b []byte, p Pet) []byte {
+// appendPet appends p as encoding/json writes it as the Pet type.
+func appendPet(b []byte, p models.Pet) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, p.ID, 10)
 	b = append(b, `,"name":`...)
