@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,13 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
 		o.sizePool(readDB)
+		// SQLite reads use the CPU, not the network: more readers than
+		// a few per CPU only queue in SQLite instead of in Go, each
+		// holding a page cache of its own (up to 2 MiB).
+		if n := sqliteMaxReaders(); o.MaxOpenConns == 0 || o.MaxOpenConns > n {
+			readDB.SetMaxOpenConns(n)
+			readDB.SetMaxIdleConns(n)
+		}
 		dialector = gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: sqlDB})
 	case DriverMySQL:
 		var cfg *mysql.Config
@@ -286,6 +294,10 @@ func (o Options) sizePool(db *sql.DB) {
 		db.SetConnMaxLifetime(o.ConnMaxLifetime)
 	}
 }
+
+// sqliteMaxReaders is the most SQLite readers worth having: four per CPU
+// the Go scheduler uses.
+func sqliteMaxReaders() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // sqliteDriver is the database/sql name of modernc.org/sqlite, a pure-Go
 // SQLite that keeps each connection's prepared statements.
