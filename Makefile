@@ -9,7 +9,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check generate deps bench fuzz clean
+.PHONY: run build test check generate deps bench loadbench fuzz clean
 
 # CGO_ENABLED=0: the pure-Go build, as shipped (and no C compile of the
 # SQLite that GORM's dialector links only as a stub without cgo).
@@ -64,10 +64,25 @@ deps:
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 # bench pages through a million pets on SQLite and MariaDB and writes the
-# figures to testdata/bench.txt.
+# figures to testdata/bench.txt (the tail check keeps a failure from hiding
+# behind tee), then runs loadbench.
 bench: deps
 	@mkdir -p testdata
-	PETSTORE_REQUIRE_MARIADB=1 $(GO) test -run '^$$' -bench . -benchtime 500x ./models | tee testdata/bench.txt
+	PETSTORE_REQUIRE_MARIADB=1 $(GO) test -run '^$$' -bench . -benchtime 500x ./models | tee testdata/bench.txt; \
+		tail -n 1 testdata/bench.txt | grep -q '^ok'
+	$(MAKE) loadbench
+
+# loadbench is the HTTP load benchmark (TestLoadBench in loadbench_test.go):
+# the built binary on a fresh SQLite and MariaDB database each, seeded with
+# LOADBENCH_ROWS pets, under LOADBENCH_CONNS keep-alive clients for
+# LOADBENCH_DURATION per case. It writes req/s, p50, p99 and peak RSS to
+# testdata/loadbench.txt and testdata/loadbench.json.
+LOADBENCH_ROWS ?= 100000
+LOADBENCH_CONNS ?= 16
+LOADBENCH_DURATION ?= 5s
+loadbench: deps
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_LOADBENCH=1 LOADBENCH_ROWS=$(LOADBENCH_ROWS) LOADBENCH_CONNS=$(LOADBENCH_CONNS) \
+		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^TestLoadBench$$' .
 
 clean:
 	rm -f petstore
