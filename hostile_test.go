@@ -76,7 +76,7 @@ func newHostileEnv(t *testing.T, driver string) *hostileEnv {
 	// The configuration serve has with no environment: the default rate
 	// limit, no metrics address.
 	cfg := config.Config{RateLimitRPS: config.DefaultRateLimitRPS, RateLimitBurst: config.DefaultRateLimitBurst}
-	router, err := newRouter(t.Context(), cfg, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.SQLDB()))
+	router, err := newRouter(t.Context(), cfg, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.Pools()))
 	if err != nil {
 		t.Fatal(err)
 	}

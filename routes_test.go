@@ -63,7 +63,7 @@ func TestEveryRouteProtected(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			store := modelstest.Open(t, driver)
-			rt, err := newRouter(t.Context(), config.Config{}, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.SQLDB()))
+			rt, err := newRouter(t.Context(), config.Config{}, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.Pools()))
 			if err != nil {
 				t.Fatal(err)
 			}

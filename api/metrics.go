@@ -31,10 +31,10 @@ type Metrics struct {
 }
 
 // NewMetrics returns the instrumentation with the request, latency and
-// rate-limit metrics, the Go runtime, process and build collectors and, when
-// db is not nil, the connection pool statistics of db (exported by
-// client_golang as go_sql_*{db_name="petstore"}).
-func NewMetrics(db *sql.DB) *Metrics {
+// rate-limit metrics, the Go runtime, process and build collectors and the
+// statistics of each connection pool in pools, by name (exported by
+// client_golang as go_sql_*{db_name="<name>"}; see models.Store.Pools).
+func NewMetrics(pools map[string]*sql.DB) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
 		registry: reg,
@@ -59,8 +59,8 @@ func NewMetrics(db *sql.DB) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
 	)
-	if db != nil {
-		reg.MustRegister(collectors.NewDBStatsCollector(db, "petstore"))
+	for name, db := range pools {
+		reg.MustRegister(collectors.NewDBStatsCollector(db, name))
 	}
 	// InstrumentMetricHandler adds promhttp_metric_handler_* so that
 	// scrapes themselves can be watched.

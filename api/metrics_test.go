@@ -34,7 +34,7 @@ type observed struct {
 
 func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
 	t.Helper()
-	m := api.NewMetrics(store.SQLDB())
+	m := api.NewMetrics(store.Pools())
 	o.Metrics = m
 	a := api.New(store, o)
 	r := newEngine(a, m)
@@ -254,9 +254,20 @@ func TestMetrics(t *testing.T) {
 			`petstore_http_request_duration_seconds_count{method="GET",route="/v1/pets"}`:            3,
 			`petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets",le="+Inf"}`: 3,
 			`petstore_rate_limited_total`:                     0,
-			`go_sql_max_open_connections{db_name="petstore"}`: 20, // modelstest.Open's pool size
 		} {
 			wantSample(t, m, series, want)
+		}
+		// modelstest.Open's pool size; SQLite's readers are at most four per CPU.
+		pool := 20
+		if s.Driver() == models.DriverSQLite {
+			pool = min(pool, 4*runtime.GOMAXPROCS(0))
+		}
+		wantSample(t, m, `go_sql_max_open_connections{db_name="petstore"}`, float64(pool))
+		// SQLite's writes go through one connection of their own.
+		if _, ok := s.Pools()["petstore_writer"]; ok != (s.Driver() == models.DriverSQLite) {
+			t.Errorf("writer pool listed: %v, want it on SQLite only", ok)
+		} else if ok {
+			wantSample(t, m, `go_sql_max_open_connections{db_name="petstore_writer"}`, 1)
 		}
 		for _, name := range []string{
 			"# TYPE petstore_http_request_duration_seconds histogram",

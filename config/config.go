@@ -69,7 +69,7 @@ const (
 	DefaultListenAddr      = ":8080"
 	DefaultDatabaseURL     = "sqlite:petstore.db"
 	DefaultMaxOpenConns    = 20
-	DefaultMaxIdleConns    = 10
+	DefaultMaxIdleConns    = 20
 	DefaultConnMaxLifetime = 30 * time.Minute
 	DefaultConnectTimeout  = 30 * time.Second
 	DefaultRateLimitRPS    = 50

@@ -26,7 +26,7 @@ func defaults() config.Config {
 			DSN:             "petstore.db",
 			Redacted:        "sqlite:petstore.db",
 			MaxOpenConns:    20,
-			MaxIdleConns:    10,
+			MaxIdleConns:    20,
 			ConnMaxLifetime: 30 * time.Minute,
 			ConnectTimeout:  30 * time.Second,
 		},

@@ -187,37 +187,32 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 	if err != nil {
 		return APIKey{}, s.dbErr("revoke api key", err)
 	}
+	// After the commit: a check that reads the row from now on sees the
+	// revocation, and one that read it before caches nothing.
+	s.keys.forget(k.Hash)
 	return k, nil
 }
 
-// Authenticate returns the live key matching key, or ErrUnauthorized. It
-// reads the key on every call, so a revocation applies at once on every
-// instance, and notes the use at most once a minute per key. A key of the
-// wrong shape, or whose prefix no live key has (keyPrefixKnown), is refused
-// without a database read: a flood of made-up keys does not reach the
-// database.
+// Authenticate returns the live key matching key, or ErrUnauthorized. A
+// key is checked against its row (hash and revocation), then trusted for
+// KeyCacheTTL without another read (keycache.go): a revocation made on this
+// instance applies at once, one made on another instance within
+// KeyCacheTTL. A key of the wrong shape, or whose prefix no live key has
+// (keyPrefixKnown), is refused without a database read: a flood of made-up
+// keys does not reach the database. The key's use is noted at most once a
+// minute.
 func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	prefix, ok := splitKey(key)
 	if !ok {
 		return APIKey{}, ErrUnauthorized
 	}
-	if !s.keyPrefixKnown(ctx, prefix) {
-		// Hash anyway so a miss takes as long as a wrong secret.
-		subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(strings.Repeat("0", 64)))
-		return APIKey{}, ErrUnauthorized
-	}
-	var k APIKey
-	err := s.db.WithContext(ctx).Where("prefix = ?", prefix).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		// Hash anyway so a miss takes as long as a wrong secret.
-		subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(strings.Repeat("0", 64)))
-		return APIKey{}, ErrUnauthorized
-	}
-	if err != nil {
-		return APIKey{}, s.dbErr("authenticate", err)
-	}
-	if subtle.ConstantTimeCompare([]byte(HashKey(key)), []byte(k.Hash)) != 1 || k.RevokedAt != nil {
-		return APIKey{}, ErrUnauthorized
+	hash := HashKey(key)
+	k, ok := s.keys.get(hash)
+	if !ok {
+		var err error
+		if k, err = s.checkKey(ctx, prefix, hash); err != nil {
+			return APIKey{}, err
+		}
 	}
 	now := s.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
@@ -231,9 +226,37 @@ func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 		})
 		if err != nil {
 			s.log.Warn("could not note api key use", "key_id", k.ID, "error", err)
-		} else if res.RowsAffected > 0 {
+		} else {
+			// Written here, or by another instance less than a minute
+			// ago: either way, nothing to write for a minute.
 			k.LastUsedAt = &now
+			s.keys.setLastUsed(hash, now)
 		}
 	}
+	return k, nil
+}
+
+// checkKey reads the key with prefix and compares its hash in constant
+// time; a live key that matches is cached.
+func (s *Store) checkKey(ctx context.Context, prefix, hash string) (APIKey, error) {
+	if !s.keyPrefixKnown(ctx, prefix) {
+		// Compare anyway so a miss takes as long as a wrong secret.
+		subtle.ConstantTimeCompare([]byte(hash), []byte(strings.Repeat("0", 64)))
+		return APIKey{}, ErrUnauthorized
+	}
+	gen, readAt := s.keys.generation(), time.Now()
+	var k APIKey
+	err := s.db.WithContext(ctx).Where("prefix = ?", prefix).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		subtle.ConstantTimeCompare([]byte(hash), []byte(strings.Repeat("0", 64)))
+		return APIKey{}, ErrUnauthorized
+	}
+	if err != nil {
+		return APIKey{}, s.dbErr("authenticate", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(hash), []byte(k.Hash)) != 1 || k.RevokedAt != nil {
+		return APIKey{}, ErrUnauthorized
+	}
+	s.keys.put(hash, k, readAt, gen)
 	return k, nil
 }

@@ -22,6 +22,7 @@ type AuditEvent struct {
 const (
 	ActionPetCreated       = "pet.created"
 	ActionPetStatusChanged = "pet.status_changed"
+	ActionPetsSeeded       = "pet.seeded"
 	ActionKeyCreated       = "apikey.created"
 	ActionKeyRevoked       = "apikey.revoked"
 	ActionUserCreated      = "user.created"
@@ -39,7 +40,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetsSeeded, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded}
 

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"gorm.io/gorm"
 	"gorm.io/plugin/dbresolver"
 )
 
@@ -300,38 +299,6 @@ func parseID(s string, lowest int64) (int64, bool) {
 	}
 	id, err := strconv.ParseInt(s, 10, 64)
 	return id, err == nil && id >= lowest
-}
-
-// CreatePet stores a validated pet and records who added it.
-func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
-	now := s.now()
-	p := Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now}
-	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		p.ID = 0 // a retried transaction inserts afresh
-		if err := tx.Create(&p).Error; err != nil {
-			return err
-		}
-		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetCreated, TargetType: TargetPet,
-			TargetID: p.ID, Detail: fmt.Sprintf("name=%q categoryId=%d status=%s", p.Name, p.CategoryID, p.Status)}).Error
-	})
-	if err != nil {
-		return Pet{}, s.dbErr("create pet", err)
-	}
-	return p, nil
-}
-
-// GetPet returns one pet, or an error with CodeNotFound.
-func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
-	var p Pet
-	// From the primary: a client fetches the Location of a pet it just made.
-	err := s.db.WithContext(ctx).Clauses(dbresolver.Write).Where("id = ?", id).Take(&p).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Pet{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No pet has id %d.", id)}
-	}
-	if err != nil {
-		return Pet{}, s.dbErr("get pet", err)
-	}
-	return p, nil
 }
 
 // petsByStatus names the pets table with its (status, id) index forced.

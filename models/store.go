@@ -9,17 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/go-sql-driver/mysql"
 	gormmysql "gorm.io/driver/mysql"
+	gormsqlite "gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 	"gorm.io/plugin/dbresolver"
+	_ "modernc.org/sqlite" // registers the pure-Go driver "sqlite"
 )
 
 // The supported drivers, as named by config.
@@ -64,10 +66,16 @@ type Options struct {
 
 // Store runs every query of the service. It is safe for concurrent use.
 type Store struct {
-	db     *gorm.DB
-	sqlDB  *sql.DB
-	driver string
-	log    *slog.Logger
+	db *gorm.DB
+	// sqlDB is the primary pool: MySQL's, or SQLite's single writer.
+	sqlDB *sql.DB
+	// readDB is SQLite's pool of readers; on MySQL it is sqlDB.
+	readDB *sql.DB
+	// createDB is MySQL's pool for the API's creates: multi-statement text
+	// with the values quoted by the driver (createPetMySQL); nil on SQLite.
+	createDB *sql.DB
+	driver   string
+	log      *slog.Logger
 	// now is the clock; tests may replace it.
 	now func() time.Time
 	// passwordCost is the bcrypt cost of new password hashes.
@@ -87,28 +95,57 @@ type Store struct {
 	// limitsCleanedAt is when this instance last deleted idle sign-in
 	// limits (unix nanoseconds).
 	limitsCleanedAt atomic.Int64
+	// keys are the recently verified API keys (keycache.go).
+	keys keyCache
+	// creates batches concurrent pet creates into shared transactions.
+	creates createQueue
+	// stmts are the partner API's prepared statements (hotpath.go).
+	stmts hotStatements
 }
 
 // Open connects to the database, waiting with backoff up to
 // o.ConnectTimeout for it to answer. It does not migrate: call Migrate.
+//
+// On SQLite it opens two pools on the file: one connection that does every
+// write, so that writers queue in order in Go instead of polling SQLite's
+// lock through busy-timeout sleeps, and a pool of readers (o.MaxOpenConns),
+// which WAL lets read while the writer writes. GORM sends transactions,
+// inserts, updates and deletes to the writer and plain reads to the readers
+// (gorm.io/plugin/dbresolver); the readers' connections are query-only, so
+// a write sent to them fails loudly instead of taking the lock.
 func Open(ctx context.Context, o Options) (*Store, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var (
-		sqlDB      *sql.DB
+		sqlDB      *sql.DB // the primary: MySQL's pool, SQLite's writer
+		readDB     *sql.DB // SQLite's readers; MySQL: sqlDB
+		createDB   *sql.DB // MySQL's pool for the API's creates
 		dialector  gorm.Dialector
 		err        error
 		migrateCfg *mysql.Config
 	)
 	switch o.Driver {
 	case DriverSQLite:
-		sqlDB, err = sql.Open(sqlite.DriverName, sqliteDSN(o.DSN))
-		if err != nil {
+		if sqlDB, err = sql.Open(sqliteDriver, sqliteDSN(o.DSN, true)); err != nil {
 			return nil, fmt.Errorf("open sqlite: %w", err)
 		}
-		dialector = sqlite.Dialector{Conn: sqlDB}
+		sqlDB.SetMaxOpenConns(1)
+		sqlDB.SetMaxIdleConns(1)
+		if readDB, err = sql.Open(sqliteDriver, sqliteDSN(o.DSN, false)); err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open sqlite: %w", err)
+		}
+		o.sizePool(readDB)
+		// SQLite reads use the CPU, not the network: more readers than
+		// a few per CPU only queue in SQLite instead of in Go, each
+		// holding a page cache of its own (up to 2 MiB).
+		if n := sqliteMaxReaders(); o.MaxOpenConns == 0 || o.MaxOpenConns > n {
+			readDB.SetMaxOpenConns(n)
+			readDB.SetMaxIdleConns(n)
+		}
+		dialector = gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: sqlDB})
 	case DriverMySQL:
 		var cfg *mysql.Config
 		sqlDB, cfg, err = openMySQL(o.DSN, log)
@@ -120,17 +157,19 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		// their own connection has no read or write timeout.
 		migrateCfg.ReadTimeout, migrateCfg.WriteTimeout = 0, 0
 		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
+		o.sizePool(sqlDB)
+		readDB = sqlDB
+		createCfg := cfg.Clone()
+		createCfg.MultiStatements, createCfg.InterpolateParams = true, true
+		connector, err := mysql.NewConnector(createCfg)
+		if err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("open mysql: %w", err)
+		}
+		createDB = sql.OpenDB(connector)
+		o.sizePool(createDB)
 	default:
 		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
-	}
-	o.sizePool(sqlDB)
-	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
-		sqlDB.Close()
-		return nil, err
-	}
-	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
-		sqlDB.Close()
-		return nil, errors.New("read replicas need MySQL")
 	}
 	var (
 		replicas   []*sql.DB
@@ -138,9 +177,23 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	)
 	closeAll := func() {
 		sqlDB.Close()
+		if createDB != nil {
+			createDB.Close()
+		}
+		if readDB != sqlDB {
+			readDB.Close()
+		}
 		for _, r := range replicas {
 			r.Close()
 		}
+	}
+	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
+		closeAll()
+		return nil, err
+	}
+	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
+		closeAll()
+		return nil, errors.New("read replicas need MySQL")
 	}
 	for i, dsn := range o.ReplicaDSNs {
 		r, _, err := openMySQL(dsn, log)
@@ -162,7 +215,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	db, err := gorm.Open(dialector, &gorm.Config{
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
-		PrepareStmt:            true,
+		// GORM prepares each statement it builds once per pool and keeps
+		// it; the cache is bounded (go-gorm/gorm#7832: statements that
+		// vary, such as IN lists, would otherwise pile up on the server).
+		PrepareStmt:        true,
+		PrepareStmtMaxSize: preparedStmtMax,
+		PrepareStmtTTL:     preparedStmtTTL,
 		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
 			SlowThreshold:        slow,
 			LogLevel:             logger.Warn,
@@ -174,7 +232,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		closeAll()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	if len(replicaDia) > 0 {
+	switch {
+	case len(replicaDia) > 0:
 		// Only the pets table's reads are routed (the forced-index name is
 		// how ListPets names it when it filters by status), and of those
 		// only the ones that ask for it (PetQuery.AllowStale).
@@ -184,14 +243,28 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 			closeAll()
 			return nil, fmt.Errorf("read replicas: %w", err)
 		}
+	case readDB != sqlDB:
+		// SQLite: every table's plain reads go to the readers.
+		readers := gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: readDB})
+		if err := db.Use(dbresolver.Register(dbresolver.Config{Replicas: []gorm.Dialector{readers}})); err != nil {
+			closeAll()
+			return nil, fmt.Errorf("sqlite readers: %w", err)
+		}
 	}
 	cost := o.PasswordCost
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{db: db, sqlDB: sqlDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() }, passwordCost: cost,
-		migrateCfg: migrateCfg, replicas: replicas, hashing: newHashLimiter(o.PasswordHashers)}, nil
+	s := &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db, sqlDB: sqlDB, readDB: readDB, createDB: createDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
+		passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas, hashing: newHashLimiter(o.PasswordHashers)}
+	return s, nil
 }
+
+// Bounds of GORM's prepared-statement cache, per pool.
+const (
+	preparedStmtMax = 256
+	preparedStmtTTL = 30 * time.Minute
+)
 
 // openMySQL opens a pool on dsn with the settings petstore relies on
 // (mysqlConfig) and the driver's messages sent to log; it returns the
@@ -222,12 +295,25 @@ func (o Options) sizePool(db *sql.DB) {
 	}
 }
 
-// sqliteDSN adds the pragmas petstore needs: a busy timeout so concurrent
-// writers wait instead of failing, WAL so readers never block the writer,
-// and immediate transactions so a transaction never fails on lock upgrade.
-func sqliteDSN(path string) string {
-	return path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" +
-		"&_pragma=foreign_keys(1)&_txlock=immediate"
+// sqliteMaxReaders is the most SQLite readers worth having: four per CPU
+// the Go scheduler uses.
+func sqliteMaxReaders() int { return 4 * runtime.GOMAXPROCS(0) }
+
+// sqliteDriver is the database/sql name of modernc.org/sqlite, a pure-Go
+// SQLite that keeps each connection's prepared statements.
+const sqliteDriver = "sqlite"
+
+// sqliteDSN adds the pragmas petstore needs: WAL so readers never block the
+// writer, a busy timeout so that another process's writer (a CLI command
+// beside the server) is waited for instead of failing, and for the writer
+// immediate transactions, so a transaction never fails on lock upgrade;
+// readers are query-only.
+func sqliteDSN(path string, writer bool) string {
+	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	if writer {
+		return dsn + "&_txlock=immediate"
+	}
+	return dsn + "&_pragma=query_only(1)"
 }
 
 // ioTimeout bounds each read from and write to MySQL unless DATABASE_URL
@@ -367,14 +453,31 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection pool.
 func (s *Store) Close() error {
+	s.closeHot()
 	for _, r := range s.replicas {
 		r.Close()
+	}
+	if s.readDB != s.sqlDB {
+		s.readDB.Close()
+	}
+	if s.createDB != nil {
+		s.createDB.Close()
 	}
 	return s.sqlDB.Close()
 }
 
-// SQLDB exposes the pool for migrations and pool statistics.
+// SQLDB exposes the primary pool: MySQL's, or SQLite's single writer.
 func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
+
+// Pools names the connection pools for their statistics: "petstore" is the
+// pool sized by DATABASE_MAX_OPEN_CONNS (MySQL's, or SQLite's readers) and,
+// on SQLite, "petstore_writer" is the one connection that writes.
+func (s *Store) Pools() map[string]*sql.DB {
+	if s.readDB == s.sqlDB {
+		return map[string]*sql.DB{"petstore": s.sqlDB}
+	}
+	return map[string]*sql.DB{"petstore": s.readDB, "petstore_writer": s.sqlDB}
+}
 
 // dbErr classifies an error from the database: a context deadline or a
 // dropped connection is unavailable (retryable); anything else is internal.

@@ -1,0 +1,121 @@
+package api
+
+import (
+	"strconv"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+)
+
+// The pet bodies are the API's hot path: they are written by hand into
+// pooled buffers, byte for byte as encoding/json writes them (HTML
+// characters unescaped, as writeJSON does). json_test.go holds the two to
+// the same output.
+
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledBody is the largest buffer returned to the pool; a rare big body
+// is left to the collector.
+const maxPooledBody = 64 << 10
+
+// writePets answers status with pets as a JSON array of the Pet shape, or
+// with one Pet when one is true.
+func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
+	bp := bodyPool.Get().(*[]byte)
+	b := (*bp)[:0]
+	if !one {
+		b = append(b, '[')
+	}
+	for i, p := range pets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendPet(b, p)
+	}
+	if !one {
+		b = append(b, ']')
+	}
+	b = append(b, '\n')
+	c.Data(status, "application/json", b)
+	if cap(b) <= maxPooledBody {
+		*bp = b
+		bodyPool.Put(bp)
+	}
+}
+
+// writePet answers status with p as one Pet.
+func writePet(c *gin.Context, status int, p models.Pet) {
+	writePets(c, status, []models.Pet{p}, true)
+}
+
+// appendPet appends p as encoding/json writes it as the Pet type.
+func appendPet(b []byte, p models.Pet) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, p.ID, 10)
+	b = append(b, `,"name":`...)
+	b = appendJSONString(b, p.Name)
+	b = append(b, `,"categoryId":`...)
+	b = strconv.AppendInt(b, p.CategoryID, 10)
+	b = append(b, `,"status":`...)
+	b = appendJSONString(b, string(p.Status))
+	return append(b, '}')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// does with HTML escaping off: quotes, backslashes and control characters
+// escaped, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"petstore/models"
+)
+
+// encodingJSON is what writeJSON writes for v.
+func encodingJSON(t testing.TB, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func toPet(p models.Pet) Pet {
+	return Pet{ID: p.ID, Name: p.Name, CategoryID: p.CategoryID, Status: p.Status}
+}
+
+// appendPets is the body writePets writes.
+func appendPets(pets []models.Pet) []byte {
+	b := []byte{'['}
+	for i, p := range pets {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendPet(b, p)
+	}
+	return append(b, ']', '\n')
+}
+
+var jsonNames = []string{"", "Rex", "Pépé", "Mochi 🐾", `quote " and \ backslash`, "<b>&amp;</b>", "tab\tnew\nline\r\b\f",
+	"\x00\x01\x1f\x7f", "bad \xff utf8 \xc3", "line\u2028para\u2029", "\u00e9\u0301", "\ufeffbom", "日本語の名前", "end\\"}
+
+// The hand-written bodies are byte for byte encoding/json's.
+func TestAppendPetMatchesEncodingJSON(t *testing.T) {
+	var (
+		pets   []models.Pet
+		shaped []Pet // what encoding/json wrote from
+	)
+	for i, name := range jsonNames {
+		p := models.Pet{ID: int64(i) * 1e17, Name: name, CategoryID: -int64(i), Status: models.StatusSold}
+		pets, shaped = append(pets, p), append(shaped, toPet(p))
+	}
+	if got, want := appendPets(pets), encodingJSON(t, shaped); !bytes.Equal(got, want) {
+		t.Errorf("list body:\n got %s\nwant %s", got, want)
+	}
+	if got, want := appendPets(nil), encodingJSON(t, []Pet{}); !bytes.Equal(got, want) {
+		t.Errorf("empty list body: got %q, want %q", got, want)
+	}
+	for i, p := range pets {
+		if got, want := append(appendPet(nil, p), '\n'), encodingJSON(t, shaped[i]); !bytes.Equal(got, want) {
+			t.Errorf("pet body: got %q, want %q", got, want)
+		}
+	}
+}
+
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range jsonNames {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := append(appendJSONString(nil, s), '\n')
+		if want := encodingJSON(t, s); !bytes.Equal(got, want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}

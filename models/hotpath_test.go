@@ -1,0 +1,111 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"petstore/models"
+	"petstore/models/modelstest"
+)
+
+// Creates that arrive together share transactions (group commit), yet each
+// answered pet is stored with exactly one audit event of its own, a client
+// that gives up before its pet is taken gets an error and leaves nothing
+// behind, and a pet is never stored without its event.
+func TestGroupCommitCreates(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		const n = 300
+		canceled, cancel := context.WithCancel(context.Background())
+		cancel()
+		type outcome struct {
+			pet models.Pet
+			err error
+		}
+		out := make([]outcome, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				ctx := context.Background()
+				if i%10 == 9 {
+					ctx = canceled // a client already gone
+				}
+				np := models.NewPet{Name: "group " + strconv.Itoa(i), CategoryID: int64(i + 1), Status: models.Statuses[i%3]}
+				p, err := s.CreatePet(ctx, np, "tester "+strconv.Itoa(i))
+				out[i] = outcome{p, err}
+			})
+		}
+		wg.Wait()
+
+		ctx := context.Background()
+		created := map[int64]int{} // pet id -> request
+		for i, o := range out {
+			if o.err != nil {
+				if i%10 != 9 {
+					t.Fatalf("create %d: %v", i, o.err)
+				}
+				if models.ErrorCode(o.err) != models.CodeUnavailable {
+					t.Errorf("create %d of a gone client: %v, want unavailable", i, o.err)
+				}
+				continue
+			}
+			if _, dup := created[o.pet.ID]; dup {
+				t.Fatalf("id %d answered twice", o.pet.ID)
+			}
+			created[o.pet.ID] = i
+			got, err := s.GetPet(ctx, o.pet.ID)
+			if err != nil {
+				t.Fatalf("pet %d answered to create %d: %v", o.pet.ID, i, err)
+			}
+			if got.Name != "group "+strconv.Itoa(i) || got.CategoryID != int64(i+1) || got.Status != models.Statuses[i%3] {
+				t.Errorf("pet %d = %+v, want create %d's", o.pet.ID, got, i)
+			}
+		}
+
+		rows, err := s.SQLDB().QueryContext(ctx, "SELECT target_id, actor, detail FROM audit_events WHERE action = ?", models.ActionPetCreated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		events := map[int64]int{}
+		for rows.Next() {
+			var (
+				id            int64
+				actor, detail string
+			)
+			if err := rows.Scan(&id, &actor, &detail); err != nil {
+				t.Fatal(err)
+			}
+			events[id]++
+			i, ok := created[id]
+			if !ok {
+				continue // a gone client's pet that a batch had taken: checked below
+			}
+			want := fmt.Sprintf("name=%q categoryId=%d status=%s", "group "+strconv.Itoa(i), i+1, models.Statuses[i%3])
+			if actor != "tester "+strconv.Itoa(i) || detail != want {
+				t.Errorf("event of pet %d: %s %q, want tester %d %q", id, actor, detail, i, want)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		var stored int
+		if err := s.SQLDB().QueryRowContext(ctx, "SELECT COUNT(*) FROM pets").Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != stored {
+			t.Errorf("%d pets stored, %d with a creation event", stored, len(events))
+		}
+		for id, k := range events {
+			if k != 1 {
+				t.Errorf("pet %d has %d creation events", id, k)
+			}
+		}
+		if stored < len(created) || stored > n {
+			t.Errorf("%d pets stored, %d answered 201", stored, len(created))
+		}
+	})
+}
