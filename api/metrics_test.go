@@ -253,7 +253,7 @@ func TestMetrics(t *testing.T) {
 			`petstore_http_requests_total{method="other",route="unmatched",status="405"}`:            1,
 			`petstore_http_request_duration_seconds_count{method="GET",route="/v1/pets"}`:            3,
 			`petstore_http_request_duration_seconds_bucket{method="GET",route="/v1/pets",le="+Inf"}`: 3,
-			`petstore_rate_limited_total`:                     0,
+			`petstore_rate_limited_total`: 0,
 		} {
 			wantSample(t, m, series, want)
 		}

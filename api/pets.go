@@ -52,7 +52,7 @@ func (a *API) listPets(c *gin.Context) {
 		return
 	}
 	q.AllowStale = true // a read replica may answer, when there are some
-	pets, more, err := a.store.PetPage(c.Request.Context(), q)
+	pets, more, err := a.store.ListPetsAPI(c.Request.Context(), q)
 	if err != nil {
 		writeError(c, a.log, err)
 		return

@@ -3,7 +3,9 @@ package models_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
+	"time"
 
 	"petstore/models"
 	"petstore/models/modelstest"
@@ -13,47 +15,25 @@ import (
 // console and the API must stay fast on a million pets.
 const benchRows = 1_000_000
 
-// seedPets fills a fresh store with benchRows pets, 100,000 per statement
-// (each well within the store's 10 s statement timeout on MySQL).
+// seedPets fills a fresh store with benchRows pets through SeedPets (what
+// petstore seed runs), search index included, and reports how long that
+// took.
 func seedPets(b *testing.B, driver string) *models.Store {
 	b.Helper()
 	s := modelstest.Open(b, driver)
-	const batch = 100_000
-	insert := `INSERT INTO pets (name, category_id, status, created_at, updated_at)
-		WITH RECURSIVE seq(n) AS (SELECT %[1]d UNION ALL SELECT n + 1 FROM seq WHERE n < %[2]d)
-		SELECT CONCAT('pet ', n), 1 + n %% 50, CASE n %% 3 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' ELSE 'sold' END,
-		       '2026-01-01 00:00:00', '2026-01-01 00:00:00'
-		FROM seq`
-	if driver == models.DriverSQLite {
-		insert = `WITH RECURSIVE seq(n) AS (SELECT %[1]d UNION ALL SELECT n + 1 FROM seq WHERE n < %[2]d)
-		INSERT INTO pets (name, category_id, status, created_at, updated_at)
-		SELECT 'pet ' || n, 1 + n %% 50, CASE n %% 3 WHEN 0 THEN 'available' WHEN 1 THEN 'pending' ELSE 'sold' END,
-		       '2026-01-01 00:00:00', '2026-01-01 00:00:00'
-		FROM seq`
-	}
-	ctx := context.Background()
-	conn, err := s.SQLDB().Conn(ctx)
-	if err != nil {
+	start := time.Now()
+	if _, err := s.SeedPets(context.Background(), benchRows, "bench", nil); err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
-	if driver == models.DriverMySQL {
-		// The recursive sequence needs more than MariaDB's default 1000 steps.
-		if _, err := conn.ExecContext(ctx, "SET SESSION max_recursive_iterations = 2000000"); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for from := 1; from <= benchRows; from += batch {
-		if _, err := conn.ExecContext(ctx, fmt.Sprintf(insert, from, from+batch-1)); err != nil {
-			b.Fatalf("seed rows from %d: %v", from, err)
-		}
-	}
+	b.Logf("%s: seeded %d pets in %.1f s", driver, benchRows, time.Since(start).Seconds())
 	return s
 }
 
-// BenchmarkListPets pages through a million pets: the first page, a page
-// deep in the table, a status-filtered page, and the console's newest-first
-// page. Keyset paging keeps each one an index range read.
+// BenchmarkListPets pages through a million pets: the API's pages (first,
+// deep, status-filtered) and the console's, newest first: its first page,
+// a status-filtered page, a deep page, and name searches, the one that
+// matches nothing first. Keyset paging keeps each one an index range read;
+// a name search reads the search index (search.go).
 //
 //	make bench   (writes testdata/bench.txt)
 func BenchmarkListPets(b *testing.B) {
@@ -61,25 +41,65 @@ func BenchmarkListPets(b *testing.B) {
 		b.Run(driver, func(b *testing.B) {
 			s := seedPets(b, driver)
 			ctx := context.Background()
+			top := int64(math.MaxInt64)
 			cases := []struct {
-				name string
-				q    models.PetQuery
+				name  string
+				q     models.PetQuery
+				empty bool // the page is expected empty
 			}{
-				{"first-page", models.PetQuery{Limit: 20}},
-				{"deep-page", models.PetQuery{Limit: 100, After: 900_000}},
-				{"status-deep", models.PetQuery{Limit: 20, Status: models.StatusSold, After: 800_000}},
-				{"newest-first", models.PetQuery{Limit: 20, Before: 1 << 62}},
-				{"status-newest-first", models.PetQuery{Limit: 20, Status: models.StatusPending, Before: 1 << 62}},
+				{"first-page", models.PetQuery{Limit: 20}, false},
+				{"deep-page", models.PetQuery{Limit: 100, After: 900_000}, false},
+				{"status-deep", models.PetQuery{Limit: 20, Status: models.StatusSold, After: 800_000}, false},
+				{"newest-first", models.PetQuery{Limit: 20, Before: 1 << 62}, false},
+				{"status-newest-first", models.PetQuery{Limit: 20, Status: models.StatusPending, Before: 1 << 62}, false},
+				// The console's four: its first page, a status, a deep page, a search that matches nothing.
+				{"console-first-page", models.PetQuery{Limit: 20, Before: top}, false},
+				{"console-status-page", models.PetQuery{Limit: 20, Status: models.StatusSold, Before: top}, false},
+				{"console-deep-page", models.PetQuery{Limit: 20, Before: 100_000}, false},
+				{"console-search-no-match", models.PetQuery{Limit: 20, Before: top, NameContains: "zzz"}, true},
+				// More searches: a common word, with a status, deep; short prefixes; accents and emoji;
+				// two common words never together (stops on its budget).
+				{"console-search-luna", models.PetQuery{Limit: 20, Before: top, NameContains: "luna"}, false},
+				{"console-search-luna-sold", models.PetQuery{Limit: 20, Before: top, NameContains: "Luna", Status: models.StatusSold}, false},
+				{"console-search-luna-deep", models.PetQuery{Limit: 20, Before: 100_000, NameContains: "luna"}, false},
+				{"console-search-m", models.PetQuery{Limit: 20, Before: top, NameContains: "m"}, false},
+				{"console-search-12", models.PetQuery{Limit: 20, Before: top, NameContains: "12"}, false},
+				{"console-search-pepe", models.PetQuery{Limit: 20, Before: top, NameContains: "PEPE"}, false},
+				{"console-search-emoji", models.PetQuery{Limit: 20, Before: top, NameContains: "🐾"}, false},
+				{"console-search-luna-12", models.PetQuery{Limit: 20, Before: top, NameContains: "luna 12"}, false},
+				{"console-search-1-dense", models.PetQuery{Limit: 20, Before: top, NameContains: "1"}, true},
+				{"console-search-luna-rex-budget", models.PetQuery{Limit: 20, Before: top, NameContains: "luna rex"}, true},
+				{"console-probe-newer", models.PetQuery{Limit: 1, After: 999_000, NameContains: "luna"}, false},
 			}
 			for _, c := range cases {
 				b.Run(c.name, func(b *testing.B) {
 					for b.Loop() {
-						pets, _, err := s.ListPets(ctx, c.q)
-						if err != nil || len(pets) == 0 {
-							b.Fatalf("%d pets, %v", len(pets), err)
+						page, err := s.ListPetsPage(ctx, c.q)
+						if err != nil || (len(page.Pets) == 0) != c.empty {
+							b.Fatalf("%d pets, %v", len(page.Pets), err)
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// BenchmarkCreatePet measures what the API's create costs the database:
+// a pet, its name's words in the search index, and the audit row, in one
+// transaction.
+func BenchmarkCreatePet(b *testing.B) {
+	for _, driver := range modelstest.Drivers {
+		b.Run(driver, func(b *testing.B) {
+			s := modelstest.Open(b, driver)
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				np := models.NewPet{Name: fmt.Sprintf("Mochi 🐾 %d", i), CategoryID: 1, Status: models.StatusAvailable}
+				if _, err := s.CreatePet(ctx, np, "bench"); err != nil {
+					b.Fatal(err)
+				}
+				i++
 			}
 		})
 	}

@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"io/fs"
 
+	"github.com/pressly/goose/v3"
 	"gorm.io/gorm"
 )
 
@@ -16,3 +18,46 @@ func CommonPasswordCount() int { return len(commonPasswords()) }
 
 // HashingPeak is the most bcrypt hashes or comparisons that ran at once.
 func (s *Store) HashingPeak() int64 { return s.hashing.peak.Load() }
+
+// TraceSearch returns a context under which every statement a name search
+// runs is passed to fn, for tests that EXPLAIN them.
+func TraceSearch(ctx context.Context, fn func(query string, args []any)) context.Context {
+	return context.WithValue(ctx, searchTraceKey{}, fn)
+}
+
+// SearchWords exposes how names and searches are split into words.
+var SearchWords = searchWords
+
+// MigrateUpTo applies the migrations up to version only, without what
+// Migrate does after them: tests of a later migration start from it.
+func (s *Store) MigrateUpTo(ctx context.Context, version int64) error {
+	sub, err := fs.Sub(migrations, "migrations/"+s.driver)
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	if s.driver == DriverMySQL {
+		dialect = goose.DialectMySQL
+	}
+	p, err := goose.NewProvider(dialect, s.sqlDB, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, version)
+	return err
+}
+
+// RenamePet changes a pet's name through indexPetName, as the renames of
+// issue 12 will, for the tests of the index.
+func (s *Store) RenamePet(ctx context.Context, id int64, name string) error {
+	return s.transaction(ctx, func(tx *gorm.DB) error {
+		var old string
+		if err := tx.Raw("SELECT name FROM pets WHERE id = ?", id).Scan(&old).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec("UPDATE pets SET name = ? WHERE id = ?", name, id).Error; err != nil {
+			return err
+		}
+		return indexPetName(ctx, tx.Statement.ConnPool, id, old, name)
+	})
+}

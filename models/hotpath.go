@@ -110,14 +110,14 @@ func (s *Store) closeHot() {
 	}
 }
 
-// PetPage is ListPets for the partner API: a page in id order after
+// ListPetsAPI is ListPets for the partner API: a page in id order after
 // q.After, optionally of one status, with the four fields the API returns
 // (CreatedAt and UpdatedAt are left zero). q.Before and q.NameContains are
 // the console's and are not served here. With q.AllowStale a read replica
 // answers when there are some.
-func (s *Store) PetPage(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
+func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 	if q.Before != 0 || q.NameContains != "" {
-		return nil, false, internal("pet page", errors.New("PetPage serves forward pages without search"))
+		return nil, false, internal("pet page", errors.New("ListPetsAPI serves forward pages without search"))
 	}
 	if q.Limit < 1 || q.Limit > MaxPageLimit {
 		q.Limit = DefaultPageLimit
@@ -350,6 +350,9 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 		if p.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if err := indexPetName(ctx, tx, p.ID, "", p.Name); err != nil {
+			return err
+		}
 		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
 			return err
 		}
@@ -380,17 +383,39 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 	var q strings.Builder
 	q.Grow(len(batch)*(len(createPetSQL)+len(createAuditSQL)) + 32)
 	q.WriteString("START TRANSACTION;")
-	args := make([]driver.NamedValue, 0, 10*len(batch))
+	args := make([]driver.NamedValue, 0, 16*len(batch))
 	arg := func(v any) { args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v}) }
-	for _, r := range batch {
+	// petStmt[i] is the statement (counted from START's 0) that inserts
+	// batch[i]'s pet, whose id is LAST_INSERT_ID() until its audit event.
+	petStmt := make([]int, len(batch))
+	stmts := 1
+	for i, r := range batch {
 		p := &r.pet
 		q.WriteString(createPetSQL)
+		petStmt[i] = stmts
+		stmts++
 		arg(p.Name)
 		arg(p.CategoryID)
 		arg(string(p.Status))
 		arg(p.CreatedAt)
 		arg(p.UpdatedAt)
+		// The search index's words (search.go's indexPetName, for a new
+		// pet): the table has no AUTO_INCREMENT, so LAST_INSERT_ID()
+		// stays the pet's for the audit event.
+		if keys := nameKeys(p.Name); len(keys) > 0 {
+			q.WriteString(" INSERT INTO pet_name_words (word, pet_id) VALUES ")
+			for j, k := range keys {
+				if j > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteString("(?, LAST_INSERT_ID())")
+				arg([]byte(k))
+			}
+			q.WriteByte(';')
+			stmts++
+		}
 		q.WriteString(createAuditSQL)
+		stmts++
 		arg(p.CreatedAt)
 		arg(r.actor)
 		arg(ActionPetCreated)
@@ -403,13 +428,13 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		if err != nil {
 			return err
 		}
-		// One entry per statement: START, then each pet and its event, COMMIT.
+		// One entry per statement: START, each pet's, COMMIT.
 		ids := res.(mysql.Result).AllLastInsertIds()
-		if len(ids) != 2*len(batch)+2 {
-			return fmt.Errorf("create pets: %d statement results for %d pets", len(ids), len(batch))
+		if len(ids) != stmts+1 {
+			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), stmts+1)
 		}
 		for i, r := range batch {
-			if r.pet.ID = ids[1+2*i]; r.pet.ID < 1 {
+			if r.pet.ID = ids[petStmt[i]]; r.pet.ID < 1 {
 				return fmt.Errorf("create pets: no id for pet %d of %d", i+1, len(batch))
 			}
 		}

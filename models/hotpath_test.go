@@ -104,6 +104,14 @@ func TestGroupCommitCreates(t *testing.T) {
 				t.Errorf("pet %d has %d creation events", id, k)
 			}
 		}
+		// Each stored pet's name is in the search index ("group", "N").
+		var indexed, words int
+		if err := s.SQLDB().QueryRowContext(ctx, "SELECT COUNT(DISTINCT pet_id), COUNT(*) FROM pet_name_words").Scan(&indexed, &words); err != nil {
+			t.Fatal(err)
+		}
+		if indexed != stored || words != 2*stored {
+			t.Errorf("%d pets stored, %d in the name index with %d words, want each with 2", stored, indexed, words)
+		}
 		if stored < len(created) || stored > n {
 			t.Errorf("%d pets stored, %d answered 201", stored, len(created))
 		}

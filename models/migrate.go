@@ -61,6 +61,9 @@ func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
 	if err != nil {
 		return MigrationResult{}, fmt.Errorf("migrate: %w", err)
 	}
+	if err := s.buildNameIndex(ctx); err != nil {
+		return MigrationResult{}, fmt.Errorf("migrate: build the name search index: %w", err)
+	}
 	var res MigrationResult
 	for _, r := range results {
 		res.Applied = append(res.Applied, r.Source.Version)

@@ -38,8 +38,8 @@ const (
 	DefaultPageLimit = 20
 	MaxPageLimit     = 100
 	// MaxSearchLength bounds the console's name search, in characters: a
-	// name is at most MaxNameLength, and SQLite refuses LIKE patterns past
-	// 50,000 bytes.
+	// name is at most MaxNameLength; a search's words beyond the first few
+	// are checked on the candidates, so its length bounds that work.
 	MaxSearchLength = 200
 )
 
@@ -195,7 +195,9 @@ type PetQuery struct {
 	// Before returns pets with id less than it, nearest first; only the
 	// console pages backwards. Ignored when 0.
 	Before int64
-	// NameContains filters by a case-insensitive name substring (console).
+	// NameContains is the console's name search: pets whose name has words
+	// starting with each word of it, ignoring case and accents (see
+	// search.go).
 	NameContains string
 	// AllowStale lets a read replica answer, a moment behind the primary
 	// (partner list reads); otherwise the primary answers, so staff see
@@ -312,10 +314,11 @@ func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 		q.Limit = DefaultPageLimit
 	}
 	if q.NameContains != "" {
-		// Whoever built the query: an unbounded pattern is a 500 on SQLite.
-		if _, err := ValidateSearch(q.NameContains); err != nil {
-			return nil, false, err
-		}
+		// A name search reads the search index (search.go). It may stop on
+		// its budget before filling the page: ListPetsPage says where to
+		// go on; here that is "more".
+		page, err := s.ListPetsPage(ctx, q)
+		return page.Pets, page.More, err
 	}
 	tx := s.db.WithContext(ctx).Model(&Pet{})
 	if !q.AllowStale {
@@ -329,9 +332,6 @@ func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 			tx = tx.Table(petsByStatus)
 		}
 		tx = tx.Where("status = ?", q.Status)
-	}
-	if q.NameContains != "" {
-		tx = tx.Where("LOWER(name) LIKE ? ESCAPE '!'", "%"+escapeLike(strings.ToLower(q.NameContains))+"%")
 	}
 	backwards := q.Before > 0
 	if backwards {
@@ -353,10 +353,4 @@ func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 		}
 	}
 	return pets, more, nil
-}
-
-// escapeLike escapes LIKE wildcards so a search for "50%" means the text.
-func escapeLike(s string) string {
-	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
-	return r.Replace(s)
 }

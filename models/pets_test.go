@@ -192,13 +192,13 @@ func TestListPetsKeyset(t *testing.T) {
 						t.Fatal(err)
 					}
 					// The API's prepared page is the same page.
-					fast, fastMore, err := s.PetPage(ctx, q)
+					fast, fastMore, err := s.ListPetsAPI(ctx, q)
 					if err != nil || fastMore != more || len(fast) != len(page) {
-						t.Fatalf("PetPage(%+v) = %d pets, more %v, %v; ListPets %d, more %v", q, len(fast), fastMore, err, len(page), more)
+						t.Fatalf("ListPetsAPI(%+v) = %d pets, more %v, %v; ListPets %d, more %v", q, len(fast), fastMore, err, len(page), more)
 					}
 					for i, p := range fast {
 						if w := page[i]; p.ID != w.ID || p.Name != w.Name || p.CategoryID != w.CategoryID || p.Status != w.Status {
-							t.Fatalf("PetPage(%+v)[%d] = %+v, ListPets %+v", q, i, p, w)
+							t.Fatalf("ListPetsAPI(%+v)[%d] = %+v, ListPets %+v", q, i, p, w)
 						}
 					}
 					if len(page) > limit {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,8 @@ func seedRows(driver string) int {
 }
 
 // SeedPets adds n example pets (see seedPet), all created now, in
-// multi-row inserts, several per transaction, then refreshes the planner's
+// multi-row inserts, several per transaction, with their names in the
+// search index (in the same transactions), then refreshes the planner's
 // statistics and records one audit event by actor saying how many were
 // added. It never removes or changes existing pets. progress, when not nil,
 // is called with the number added so far after each committed transaction.
@@ -122,7 +124,7 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 	}
 	analyze := "ANALYZE"
 	if s.driver == DriverMySQL {
-		analyze = "ANALYZE TABLE pets"
+		analyze = "ANALYZE TABLE pets, pet_name_words"
 	}
 	if _, err := s.sqlDB.ExecContext(ctx, analyze); err != nil {
 		return fmt.Errorf("analyze: %w", err)
@@ -130,31 +132,44 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 	return nil
 }
 
-// seedTx adds example pets from..from+k-1 in one transaction and returns
-// the lowest and highest ids they were given.
+// seedTx adds example pets from..from+k-1 in one transaction, with their
+// words in the name search index, and returns the lowest and highest ids
+// they were given.
 func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err error) {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer tx.Rollback()
-	stmts := map[int]*sql.Stmt{}
+	stmts := map[string]*sql.Stmt{}
+	exec := func(query string, args []any) (sql.Result, error) {
+		stmt := stmts[query]
+		if stmt == nil {
+			if stmt, err = tx.PrepareContext(ctx, query); err != nil {
+				return nil, err
+			}
+			stmts[query] = stmt
+		}
+		return stmt.ExecContext(ctx, args...)
+	}
 	now := s.now()
+	var words []petWord
 	for done := 0; done < k; {
 		rows := min(seedRows(s.driver), k-done)
-		stmt := stmts[rows]
-		if stmt == nil {
-			if stmt, err = tx.PrepareContext(ctx, insertPetsSQL(rows)); err != nil {
-				return 0, 0, err
-			}
-			stmts[rows] = stmt
-		}
 		args := make([]any, 0, rows*5)
+		if s.driver != DriverMySQL {
+			args = append(args, now)
+		}
+		names := make([]string, 0, rows)
 		for i := from + done; i < from+done+rows; i++ {
 			p := seedPet(i)
-			args = append(args, p.Name, p.CategoryID, string(p.Status), now, now)
+			args = append(args, p.Name, p.CategoryID, string(p.Status))
+			if s.driver == DriverMySQL {
+				args = append(args, now, now)
+			}
+			names = append(names, p.Name)
 		}
-		r, err := stmt.ExecContext(ctx, args...)
+		r, err := exec(s.insertPetsSQL(rows), args)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -167,12 +182,43 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 			first = lo
 		}
 		last = max(last, hi)
+		for j, name := range names {
+			for _, key := range nameKeys(name) {
+				words = append(words, petWord{key, lo + int64(j)})
+			}
+		}
 		done += rows
+	}
+	// The index rows in key order: each word's entries then go in at the
+	// end of its range instead of all over the index.
+	slices.SortFunc(words, func(a, b petWord) int {
+		if c := strings.Compare(a.word, b.word); c != 0 {
+			return c
+		}
+		return cmpInt64(a.petID, b.petID)
+	})
+	per := seedRows(s.driver)
+	for len(words) > 0 {
+		n := min(per, len(words))
+		args := make([]any, 0, 2*n)
+		for _, w := range words[:n] {
+			args = append(args, []byte(w.word), w.petID)
+		}
+		if _, err := exec(insertWordsSQL("INSERT", n), args); err != nil {
+			return 0, 0, err
+		}
+		words = words[n:]
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, err
 	}
 	return first, last, nil
+}
+
+// petWord is one row of the name search index.
+type petWord struct {
+	word  string
+	petID int64
 }
 
 // insertedIDs returns the ids a multi-row INSERT of rows rows gave, from
@@ -189,15 +235,27 @@ func (s *Store) insertedIDs(reported int64, rows int) (int64, int64) {
 	return reported - int64(rows) + 1, reported
 }
 
-// insertPetsSQL is a multi-row INSERT of rows pets.
-func insertPetsSQL(rows int) string {
+// insertPetsSQL is a multi-row INSERT of rows pets. On SQLite the
+// creation time is bound once (?1) for all rows: fewer values to bind.
+func (s *Store) insertPetsSQL(rows int) string {
 	var b strings.Builder
-	b.WriteString("INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES ")
+	if s.driver == DriverMySQL {
+		b.WriteString("INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES ")
+		for i := range rows {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString("(?,?,?,?,?)")
+		}
+		return b.String()
+	}
+	b.WriteString("INSERT INTO pets (name, category_id, status, created_at, updated_at) SELECT column1, column2, column3, ?1, ?1 FROM (VALUES ")
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString("(?,?,?,?,?)")
+		b.WriteString("(?,?,?)")
 	}
+	b.WriteString(")")
 	return b.String()
 }

@@ -121,6 +121,16 @@ func TestPetTableEmptyStates(t *testing.T) {
 	if !strings.Contains(doc.Find(`[data-testid="empty"]`).Text(), "No pets match this filter") {
 		t.Error("empty filtered table should say so")
 	}
+	if doc.Find(`[data-testid="search-note"]`).Length() != 0 {
+		t.Error("a search note without a stopped search")
+	}
+	// A search that stopped on its budget: no match yet, not "none".
+	note := "The search stopped at pet 940000 before filling this page: older pets may match."
+	doc, _ = render(t, templates.PetTable(templates.PetTableView{Filtered: true, Note: note, OlderURL: "/admin/pets?before=940000&q=a+b"}))
+	if !strings.Contains(doc.Find(`[data-testid="empty"]`).Text(), "No pets match among those searched so far") ||
+		doc.Find(`[data-testid="search-note"]`).Text() != note || doc.Find(`.pager a[rel="next"]`).AttrOr("href", "") != "/admin/pets?before=940000&q=a+b" {
+		t.Error("a stopped search should say so and link onwards")
+	}
 }
 
 func TestFlash(t *testing.T) {

@@ -82,7 +82,9 @@ func (l petListing) url(key string, id int64) string {
 }
 
 // loadPetTable reads one page, newest first, and works out the links to
-// the neighbouring pages with keyset reads (never a COUNT).
+// the neighbouring pages with keyset reads (never a COUNT). A name search
+// may stop on its budget before filling the page: the link onwards then
+// starts where it stopped, and the page says so.
 func (w *Web) loadPetTable(c *gin.Context, l petListing, changed int64) (templates.PetTableView, error) {
 	ctx := c.Request.Context()
 	q := l.query
@@ -95,14 +97,15 @@ func (w *Web) loadPetTable(c *gin.Context, l petListing, changed int64) (templat
 			q.Before = math.MaxInt64
 		}
 	}
-	pets, more, err := w.store.ListPets(ctx, q)
+	page, err := w.store.ListPetsPage(ctx, q)
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
+	pets := page.Pets
 	if l.after > 0 {
-		hasNewer = more
+		hasNewer = page.More
 	} else {
-		hasOlder = more
+		hasOlder = page.More
 	}
 	if len(pets) > 0 {
 		// The other direction: one row beyond the page tells whether it exists.
@@ -139,12 +142,23 @@ func (w *Web) loadPetTable(c *gin.Context, l petListing, changed int64) (templat
 	} else if l.after > 0 || l.before > 0 {
 		t.NewerURL = l.url("", 0) // an empty page far out: back to the start
 	}
+	if page.Resume != 0 {
+		if l.after > 0 {
+			t.NewerURL = l.url("after", page.Resume)
+			t.Note = fmt.Sprintf("The search stopped at pet %d before filling this page: newer pets may match.", page.Resume)
+		} else {
+			t.OlderURL = l.url("before", page.Resume)
+			t.Note = fmt.Sprintf("The search stopped at pet %d before filling this page: older pets may match.", page.Resume)
+		}
+	}
 	return t, nil
 }
 
+// exists reports whether the probe finds a pet; a search that stopped on
+// its budget may find one further on, so it counts as yes.
 func (w *Web) exists(c *gin.Context, q models.PetQuery) (bool, error) {
-	pets, _, err := w.store.ListPets(c.Request.Context(), q)
-	return len(pets) > 0, err
+	page, err := w.store.ListPetsPage(c.Request.Context(), q)
+	return len(page.Pets) > 0 || page.Resume != 0, err
 }
 
 func petRow(p models.Pet) templates.PetRow {

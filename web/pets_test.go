@@ -426,3 +426,70 @@ func TestAddPetHiddenCharacters(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchStopsOnBudget: a search whose words are each common but never
+// together stops before filling the page; the page says so and its Older
+// link goes on from where it stopped, until the match.
+func TestSearchStopsOnBudget(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		match := e.addPets(t, 1, models.StatusAvailable, "Alpha Beta")[0]
+		// 6000 Alphas and 6000 Betas, written directly with their index
+		// rows (one CreatePet each would take a minute).
+		db := e.store.SQLDB()
+		for from := 0; from < 12_000; from += 500 {
+			var pets, words []string
+			var petArgs, wordArgs []any
+			for i := from; i < from+500; i++ {
+				id, word := match.ID+1+int64(i), []byte("alpha")
+				if i%2 == 1 {
+					word = []byte("beta")
+				}
+				pets = append(pets, "(?, ?, 1, 'available', '2026-01-02 03:04:05', '2026-01-02 03:04:05')")
+				petArgs = append(petArgs, id, fmt.Sprintf("%s %d", word, i))
+				words = append(words, "(?, ?)", "(?, ?)")
+				wordArgs = append(wordArgs, word, id, []byte(fmt.Sprint(i)), id)
+			}
+			if _, err := db.Exec("INSERT INTO pets (id, name, category_id, status, created_at, updated_at) VALUES "+strings.Join(pets, ","), petArgs...); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("INSERT INTO pet_name_words (word, pet_id) VALUES "+strings.Join(words, ","), wordArgs...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b, _ := e.signedIn()
+		p := b.get("/admin/pets?q=alpha+beta")
+		wantStatus(t, p, http.StatusOK)
+		if len(rowNames(p)) != 0 || !strings.Contains(text(p, `[data-testid="empty"]`), "No pets match among those searched so far") {
+			t.Fatalf("first page: rows %q, empty message %q", rowNames(p), text(p, `[data-testid="empty"]`))
+		}
+		note := text(p, `[data-testid="search-note"]`)
+		older, ok := p.Doc.Find(`a[rel="next"]`).Attr("href")
+		if !strings.Contains(note, "The search stopped at pet") || !ok || !strings.Contains(older, "q=alpha+beta") || !strings.Contains(older, "before=") {
+			t.Fatalf("first page: note %q, older link %q", note, older)
+		}
+		for pages := 1; len(rowNames(p)) == 0; pages++ {
+			if pages > 5 {
+				t.Fatal("the match was not reached by following Older")
+			}
+			older, ok := p.Doc.Find(`a[rel="next"]`).Attr("href")
+			if !ok {
+				t.Fatalf("page %d: no Older link and no match", pages)
+			}
+			p = b.get(older)
+			wantStatus(t, p, http.StatusOK)
+		}
+		if got := rowNames(p); len(got) != 1 || got[0] != "Alpha Beta 0" {
+			t.Errorf("rows %q, want the match", got)
+		}
+		if text(p, `[data-testid="search-note"]`) != "" {
+			t.Error("a note on the page that reached the end")
+		}
+		if _, ok := p.Doc.Find(`a[rel="next"]`).Attr("href"); ok {
+			t.Error("an Older link past the last match")
+		}
+		if newer, ok := p.Doc.Find(`a[rel="prev"]`).Attr("href"); !ok || !strings.Contains(newer, "after=") {
+			t.Errorf("no Newer link back from the match: %q", newer)
+		}
+	})
+}
