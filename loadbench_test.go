@@ -154,11 +154,14 @@ func TestLoadBench(t *testing.T) {
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false) // the query strings keep their &
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(rep); err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{"loadbench.txt": []byte(table), "loadbench.json": append(js, '\n')} {
+	for name, data := range map[string][]byte{"loadbench.txt": []byte(table), "loadbench.json": js.Bytes()} {
 		if err := os.WriteFile(filepath.Join("testdata", name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +187,7 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 	res.Engine, res.Version = engineVersion(t, store)
 	start := time.Now()
 	res.Seed = seedPets(t, vars, store, set.rows)
-	res.SeedSeconds = time.Since(start).Seconds()
+	res.SeedSeconds = round(time.Since(start).Seconds(), 1)
 	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT MAX(id) FROM pets").Scan(&res.MaxID); err != nil {
 		t.Fatalf("max pet id: %v", err)
 	}
@@ -426,7 +429,7 @@ func (s *benchServer) peakRSS(t testing.TB) float64 {
 			if err != nil {
 				t.Fatalf("VmHWM line %q: %v", line, err)
 			}
-			return kb / 1024
+			return round(kb/1024, 1)
 		}
 	}
 	t.Fatalf("no VmHWM in /proc/%d/status", s.pid)
@@ -512,7 +515,7 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 	defer tr.CloseIdleConnections()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(set.clientProcs))
 
-	waitQuiet(t, 10*time.Second)
+	waitQuiet(t, c.name, 10*time.Second)
 	if set.warmup > 0 {
 		runLoad(tr, srv.base, key, c, set.conns, set.warmup)
 	}
@@ -522,20 +525,20 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 	run := runLoad(tr, srv.base, key, c, set.conns, set.duration)
 	cpu := takeCPU(t, srv).since(cpu0)
 
-	r := caseResult{Case: c.name, Request: c.method + " " + c.path, Requests: len(run.latencies), Seconds: run.elapsed.Seconds(),
+	r := caseResult{Case: c.name, Request: c.method + " " + c.path, Requests: len(run.latencies), Seconds: round(run.elapsed.Seconds(), 3),
 		Errors: run.errors, ErrorKinds: run.kinds, PeakRSSMiB: srv.peakRSS(t)}
-	r.ReqPerSec = float64(r.Requests) / r.Seconds
+	r.ReqPerSec = round(float64(r.Requests)/run.elapsed.Seconds(), 1)
 	slices.Sort(run.latencies)
 	r.P50ms, r.P99ms = percentileMS(run.latencies, 0.50), percentileMS(run.latencies, 0.99)
 	if done := float64(r.Requests + r.Errors); done > 0 {
-		r.ServerCPUusPerReq = cpu.server.Seconds() * 1e6 / done
-		r.DBCPUusPerReq = cpu.db.Seconds() * 1e6 / done
-		r.ClientCPUusPerReq = cpu.client.Seconds() * 1e6 / done
+		r.ServerCPUusPerReq = round(cpu.server.Seconds()*1e6/done, 1)
+		r.DBCPUusPerReq = round(cpu.db.Seconds()*1e6/done, 1)
+		r.ClientCPUusPerReq = round(cpu.client.Seconds()*1e6/done, 1)
 	}
 	wall := cpu.wall.Seconds()
-	r.ClientCPUPct = 100 * cpu.client.Seconds() / wall
-	r.OtherCPUPct = 100 * max(cpu.busy-cpu.client-cpu.server-cpu.db, 0).Seconds() / wall
-	r.MachineBusyPct = 100 * cpu.busy.Seconds() / wall / float64(runtime.NumCPU())
+	r.ClientCPUPct = round(100*cpu.client.Seconds()/wall, 1)
+	r.OtherCPUPct = round(100*max(cpu.busy-cpu.client-cpu.server-cpu.db, 0).Seconds()/wall, 1)
+	r.MachineBusyPct = round(100*cpu.busy.Seconds()/wall/float64(runtime.NumCPU()), 1)
 	if run.firstErr != "" {
 		t.Logf("%s: first wrong answer: %s", c.name, run.firstErr)
 	}
@@ -643,6 +646,12 @@ func percentileMS(sorted []time.Duration, q float64) float64 {
 	return float64(sorted[i].Microseconds()) / 1000
 }
 
+// round rounds x to places decimals, for figures that are not more exact.
+func round(x float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(x*p) / p
+}
+
 // ---- CPU and machine ----
 
 // cpuSample is the CPU time used so far by each party to a run.
@@ -733,7 +742,7 @@ func childDatabases() []int {
 // busy over half a second), so that on a shared machine a case does not
 // start in the middle of other work. The other-CPU figure says whether it
 // stayed so.
-func waitQuiet(t testing.TB, limit time.Duration) {
+func waitQuiet(t testing.TB, what string, limit time.Duration) {
 	t.Helper()
 	const span = 500 * time.Millisecond
 	for deadline := time.Now().Add(limit); time.Now().Before(deadline); {
@@ -743,7 +752,7 @@ func waitQuiet(t testing.TB, limit time.Duration) {
 			return
 		}
 	}
-	t.Logf("the machine stayed busy for %s; measuring anyway", limit)
+	t.Logf("%s: the machine stayed busy for %s; measuring anyway", what, limit)
 }
 
 // machineBusy is the CPU time every CPU has spent busy since boot.
