@@ -29,7 +29,7 @@ FUZZTIME ?= 10s
 fuzz:
 	@for t in FuzzCreatePetBody FuzzListPetsQuery FuzzBearerToken FuzzAppendJSONString; do \
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./api || exit 1; done
-	@for t in FuzzPetInputValidate FuzzParsePetQuery; do \
+	@for t in FuzzPetInputValidate FuzzParsePetQuery FuzzSearchWords; do \
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./models || exit 1; done
 
 # generate rewrites the templ components' Go code (committed, never edited by hand).

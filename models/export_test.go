@@ -61,3 +61,10 @@ func (s *Store) RenamePet(ctx context.Context, id int64, name string) error {
 		return indexPetName(ctx, tx.Statement.ConnPool, id, old, name)
 	})
 }
+
+// MatchesWords exposes the search rule: every word of the search starts
+// a word of the name.
+func MatchesWords(name, search string) bool { return matchesWords(name, searchTerms(search)) }
+
+// NameKeys exposes the index keys of a name.
+var NameKeys = nameKeys

@@ -16,18 +16,21 @@ package models
 // How it is served: pet_name_words holds one row (word, pet_id) per
 // distinct word of each name, words cut to maxWordKey bytes, keyed by
 // (word, pet_id), and kept in step by indexPetName, which every write of a
-// name goes through. A search word is a key range there. One word of the
-// search drives (the one with the fewest entries, cheaply counted): its
-// entries are read newest first straight off the key when they span at
-// most maxStreams distinct words, or read and sorted when they are fewer
-// than countCap; only when every word of the search is that common are
-// pets read newest first instead, since then matches are dense. Each
-// candidate is then checked against pets (status) and the other words, in
-// SQL where they are a few exact keys, and in Go always. Every page
+// name goes through. A search word is a key range there (planSearch). One
+// word drives: a rare one if any (fewer than rareCount entries); else one
+// that starts many indexed words but has fewer than rangeCount entries,
+// read whole and sorted (exact, and bounded by that count); else one that
+// starts at most maxStreams indexed words, read newest first straight off
+// the key; only when every word starts very many indexed words and is
+// common are pets read newest first instead (matches are then dense).
+// Candidates are read in chunks; each chunk is checked by joining the
+// driving word's entries between its first and last id to the other words'
+// keys and to pets (status), and every name is then checked in Go. A page
 // examines at most searchBudget candidates: a search whose words are each
-// common but rarely together stops there and says where to continue
-// (PetPage.Resume), so no search costs more than a few tens of
-// milliseconds, whatever the size of the table.
+// common but rarely together stops there and says where to go on
+// (PetPage.Resume), so no page costs more than a few tens of milliseconds
+// whatever the size of the table. Counting what a word covers costs as
+// much as reading it, hence the caps.
 
 import (
 	"context"
@@ -39,10 +42,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
-	"gorm.io/gorm"
-	"gorm.io/plugin/dbresolver"
 )
 
 // Limits of the search index and of the work of one search page.
@@ -70,9 +70,12 @@ const (
 	maxChunk = 1024
 )
 
-// foldText returns s as the search compares it: NFKD, case folded,
-// without nonspacing marks (accents), format characters and other
-// default-ignorable characters, then NFC.
+// foldText returns s as the search compares it: compatibility forms
+// unified and accents dropped (NFKD without nonspacing marks, format
+// characters and other default-ignorable characters), each character
+// case folded (the lower case of its upper case: the same for every case
+// of a letter, Cherokee and final sigma included; x/text's cases.Fold
+// swaps Cherokee cases instead), ß as ss, then NFC.
 func foldText(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -84,14 +87,19 @@ func foldText(s string) string {
 	if ascii {
 		return strings.ToLower(s)
 	}
-	t := cases.Fold().String(norm.NFKD.String(s))
-	t = strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
-			return -1
+	// The decomposition stops at a byte that is not UTF-8 (only an old
+	// row or a search could hold one): make it U+FFFD first.
+	var b strings.Builder
+	for _, r := range norm.NFKD.String(strings.ToValidUTF8(s, "\uFFFD")) {
+		switch {
+		case unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r):
+		case r == 'ß' || r == 'ẞ':
+			b.WriteString("ss")
+		default:
+			b.WriteRune(unicode.ToLower(unicode.ToUpper(r)))
 		}
-		return r
-	}, norm.NFKD.String(t))
-	return norm.NFC.String(t)
+	}
+	return norm.NFC.String(b.String())
 }
 
 // ownWord reports characters that are a word by themselves: scripts
@@ -304,8 +312,7 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 	if len(terms) == 0 {
 		return PetPage{Pets: []Pet{}}, nil // nothing searchable: no name matches
 	}
-	db := s.db.WithContext(ctx).Clauses(dbresolver.Write)
-	plan, ok, err := s.planSearch(ctx, db, terms)
+	plan, ok, err := s.planSearch(ctx, terms)
 	if err != nil || !ok {
 		return PetPage{Pets: []Pet{}}, err
 	}
@@ -335,7 +342,7 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 		)
 		if plan.mode == modeDense {
 			var pets []Pet
-			pets, last, n, err = s.denseChunk(ctx, db, plan, cursor, chunk)
+			pets, last, n, err = s.denseChunk(ctx, plan, cursor, chunk)
 			if err != nil {
 				return PetPage{}, err
 			}
@@ -346,13 +353,13 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 			}
 		} else {
 			var ids []int64
-			if ids, err = s.candidates(ctx, db, plan, cursor, chunk); err != nil {
+			if ids, err = s.candidates(ctx, plan, cursor, chunk); err != nil {
 				return PetPage{}, err
 			}
 			if n = len(ids); n > 0 {
 				last = ids[n-1]
 			}
-			if found, err = s.checkCandidates(ctx, db, plan, ids, found, q.Limit+1, &batch); err != nil {
+			if found, err = s.checkCandidates(ctx, plan, ids, found, q.Limit+1, &batch); err != nil {
 				return PetPage{}, err
 			}
 		}
@@ -381,7 +388,7 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 		for i, p := range found {
 			ids[i] = p.ID
 		}
-		page.Pets, err = s.petsByID(ctx, db, ids)
+		page.Pets, err = s.petsByID(ctx, ids)
 		return page, err
 	}
 	slices.SortFunc(found, func(a, b Pet) int { return cmpInt64(a.ID, b.ID) })
@@ -391,7 +398,7 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 
 // planSearch looks the planned words up in the index. ok is false when
 // some word starts no indexed word: nothing matches.
-func (s *Store) planSearch(ctx context.Context, db *gorm.DB, terms []string) (searchPlan, bool, error) {
+func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, bool, error) {
 	plan := searchPlan{terms: terms}
 	planned := slices.Clone(terms)
 	// The longest words are the likeliest to be rare.
@@ -400,7 +407,7 @@ func (s *Store) planSearch(ctx context.Context, db *gorm.DB, terms []string) (se
 	var ts []searchTerm
 	for _, w := range planned {
 		t := searchTerm{word: w, key: wordKey(w)}
-		keys, err := s.distinctKeys(ctx, db, t.key, maxStreams+1)
+		keys, err := s.distinctKeys(ctx, t.key, maxStreams+1)
 		if err != nil {
 			return plan, false, err
 		}
@@ -427,7 +434,7 @@ func (s *Store) planSearch(ctx context.Context, db *gorm.DB, terms []string) (se
 		} else if len(ts) == 1 {
 			continue
 		}
-		n, err := s.countKeys(ctx, db, ts[i].key, limit)
+		n, err := s.countKeys(ctx, ts[i].key, limit)
 		if err != nil {
 			return plan, false, err
 		}
@@ -475,7 +482,7 @@ func keyRange(key string) ([]byte, []byte) {
 
 // distinctKeys returns up to limit distinct indexed words starting with
 // key, in order, one index seek each.
-func (s *Store) distinctKeys(ctx context.Context, db *gorm.DB, key string, limit int) ([]string, error) {
+func (s *Store) distinctKeys(ctx context.Context, key string, limit int) ([]string, error) {
 	lo, hi := keyRange(key)
 	var keys []string
 	for len(keys) < limit {
@@ -484,7 +491,7 @@ func (s *Store) distinctKeys(ctx context.Context, db *gorm.DB, key string, limit
 			query, lo = "SELECT word FROM pet_name_words WHERE word > ? AND word < ? ORDER BY word LIMIT 1", []byte(keys[len(keys)-1])
 		}
 		var word []byte
-		err := queryRows(ctx, db, query, []any{lo, hi}, func(rows *sql.Rows) error { return rows.Scan(&word) })
+		err := s.queryRows(ctx, query, []any{lo, hi}, func(rows *sql.Rows) error { return rows.Scan(&word) })
 		if err != nil {
 			return nil, err
 		}
@@ -498,21 +505,22 @@ func (s *Store) distinctKeys(ctx context.Context, db *gorm.DB, key string, limit
 
 // countKeys counts the entries of the words starting with key, up to
 // limit.
-func (s *Store) countKeys(ctx context.Context, db *gorm.DB, key string, limit int) (int, error) {
+func (s *Store) countKeys(ctx context.Context, key string, limit int) (int, error) {
 	lo, hi := keyRange(key)
 	var n int
-	err := queryRows(ctx, db, "SELECT COUNT(*) FROM (SELECT 1 FROM pet_name_words WHERE word >= ? AND word < ? LIMIT ?) t",
+	err := s.queryRows(ctx, "SELECT COUNT(*) FROM (SELECT 1 FROM pet_name_words WHERE word >= ? AND word < ? LIMIT ?) t",
 		[]any{lo, hi, limit}, func(rows *sql.Rows) error { return rows.Scan(&n) })
 	return n, err
 }
 
-// queryRows runs a search statement on the primary's pool (prepared once
-// when the store prepares statements) and calls scan for each row. It
-// goes below GORM's builder, which would spread a []byte argument after a
-// parenthesis into one value per byte.
-func queryRows(ctx context.Context, db *gorm.DB, query string, args []any, scan func(*sql.Rows) error) error {
+// queryRows runs a search statement on the primary's pool (GORM's
+// statement cache prepares each once) and calls scan for each row. It goes
+// below GORM's builder, which would spread a []byte argument that follows
+// a parenthesis into one value per byte. The statements come in a few
+// dozen shapes: lists of ids and keys have fixed lengths.
+func (s *Store) queryRows(ctx context.Context, query string, args []any, scan func(*sql.Rows) error) error {
 	traceSearch(ctx, query, args)
-	rows, err := db.ConnPool.QueryContext(ctx, query, args...)
+	rows, err := s.db.ConnPool.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
@@ -528,7 +536,7 @@ func queryRows(ctx context.Context, db *gorm.DB, query string, args []any, scan 
 // denseChunk reads the ids and names of up to chunk pets beyond cursor in
 // the paging direction (with the status asked for), and returns the last
 // one read and how many were read.
-func (s *Store) denseChunk(ctx context.Context, db *gorm.DB, p searchPlan, cursor int64, chunk int) (pets []Pet, last int64, n int, err error) {
+func (s *Store) denseChunk(ctx context.Context, p searchPlan, cursor int64, chunk int) (pets []Pet, last int64, n int, err error) {
 	cmp, order := direction(p.backwards)
 	from, where, args := "pets", "id "+cmp+" ?", []any{cursor}
 	if p.status != "" {
@@ -539,7 +547,7 @@ func (s *Store) denseChunk(ctx context.Context, db *gorm.DB, p searchPlan, curso
 		args = append(args, string(p.status))
 	}
 	query := "SELECT id, name FROM " + from + " WHERE " + where + " ORDER BY id " + order + " LIMIT ?"
-	err = queryRows(ctx, db, query, append(args, chunk), func(rows *sql.Rows) error {
+	err = s.queryRows(ctx, query, append(args, chunk), func(rows *sql.Rows) error {
 		var p Pet
 		if err := rows.Scan(&p.ID, &p.Name); err != nil {
 			return err
@@ -560,7 +568,7 @@ func direction(backwards bool) (string, string) {
 
 // candidates reads the driving word's next pet ids beyond cursor, up to
 // chunk, in the paging direction: off the index only.
-func (s *Store) candidates(ctx context.Context, db *gorm.DB, p searchPlan, cursor int64, chunk int) ([]int64, error) {
+func (s *Store) candidates(ctx context.Context, p searchPlan, cursor int64, chunk int) ([]int64, error) {
 	cmp, order := direction(p.backwards)
 	var (
 		query string
@@ -587,7 +595,7 @@ func (s *Store) candidates(ctx context.Context, db *gorm.DB, p searchPlan, curso
 		args = append(args, chunk)
 	}
 	var ids []int64
-	err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {
+	err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 		var id int64
 		err := rows.Scan(&id)
 		ids = append(ids, id)
@@ -602,7 +610,7 @@ func (s *Store) candidates(ctx context.Context, db *gorm.DB, p searchPlan, curso
 // found, in the paging direction, until found holds want pets. A batch is
 // read as the driving word's entries between its first and last id, joined
 // to pets: no list of ids to bind.
-func (s *Store) checkCandidates(ctx context.Context, db *gorm.DB, p searchPlan, ids []int64, found []Pet, want int, batch *int) ([]Pet, error) {
+func (s *Store) checkCandidates(ctx context.Context, p searchPlan, ids []int64, found []Pet, want int, batch *int) ([]Pet, error) {
 	driverCond, driverArgs := "d.word IN (?,?,?,?)", []any(nil)
 	if p.mode == modeRange {
 		lo, hi := keyRange(p.driver.key)
@@ -651,7 +659,7 @@ func (s *Store) checkCandidates(ctx context.Context, db *gorm.DB, p searchPlan, 
 		}
 		args := append(append(slices.Clone(driverArgs), lo, hi), extra...)
 		var got []Pet
-		err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {
+		err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 			var pet Pet
 			err := rows.Scan(&pet.ID, &pet.Name, &pet.CategoryID, &pet.Status, &pet.CreatedAt, &pet.UpdatedAt)
 			got = append(got, pet)
@@ -677,7 +685,7 @@ func (s *Store) checkCandidates(ctx context.Context, db *gorm.DB, p searchPlan, 
 }
 
 // petsByID reads whole pets by id, lowest id first.
-func (s *Store) petsByID(ctx context.Context, db *gorm.DB, ids []int64) ([]Pet, error) {
+func (s *Store) petsByID(ctx context.Context, ids []int64) ([]Pet, error) {
 	pets := make([]Pet, 0, len(ids))
 	if len(ids) == 0 {
 		return pets, nil
@@ -696,7 +704,7 @@ func (s *Store) petsByID(ctx context.Context, db *gorm.DB, ids []int64) ([]Pet, 
 		}
 	}
 	query := "SELECT id, name, category_id, status, created_at, updated_at FROM pets WHERE id IN (?" + strings.Repeat(",?", size-1) + ") ORDER BY id"
-	err := queryRows(ctx, db, query, args, func(rows *sql.Rows) error {
+	err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 		var p Pet
 		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt); err != nil {
 			return err

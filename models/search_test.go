@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"petstore/models"
 	"petstore/models/modelstest"
@@ -36,7 +38,10 @@ func TestSearchWords(t *testing.T) {
 		{"❤\ufe0f", []string{"❤"}},       // the emoji presentation selector goes
 		{"👨\u200d👩\u200d👧", []string{"👨", "👩", "👧"}},
 		{"R2D2", []string{"r2d2"}},
-		{"\u0301", nil}, // a lone accent: nothing to search
+		{"Ꮸ", []string{"ꮸ"}}, // Cherokee: both cases fold alike
+		{"ꮸ", []string{"ꮸ"}},
+		{"ſ", []string{"s"}}, // long s
+		{"\u0301", nil},      // a lone accent: nothing to search
 		{"", nil},
 	}
 	for _, tt := range tests {
@@ -668,4 +673,59 @@ func readsWordIndex(driver string, plan []string) bool {
 		}
 	}
 	return false
+}
+
+// FuzzSearchWords checks the search rule on any text: words are non-empty
+// folded text without spaces or control characters, folding twice changes
+// nothing, a name matches itself and any of its words' starts, and index
+// keys are valid UTF-8 of at most 32 bytes, one per distinct key.
+func FuzzSearchWords(f *testing.F) {
+	for _, n := range searchNames {
+		f.Add(n, "lu")
+	}
+	f.Add("a\u0301b", "á")
+	f.Add("ﬁx ǅ", "FI")
+	f.Fuzz(func(t *testing.T, name, search string) {
+		if utf8.RuneCountInString(name) > models.MaxNameLength || utf8.RuneCountInString(search) > models.MaxSearchLength {
+			t.Skip("longer than names and searches can be")
+		}
+		words := models.SearchWords(name)
+		for _, w := range words {
+			if w == "" || !utf8.ValidString(w) || strings.IndexFunc(w, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+				t.Fatalf("SearchWords(%q) has word %q", name, w)
+			}
+		}
+		if again := models.SearchWords(strings.Join(words, " ")); !slices.Equal(again, words) {
+			t.Fatalf("SearchWords(%q) = %q, but its words give %q", name, words, again)
+		}
+		if len(words) > 0 && !models.MatchesWords(name, name) {
+			t.Fatalf("%q does not match itself", name)
+		}
+		for _, w := range words[:min(len(words), 10)] {
+			r, _ := utf8.DecodeRuneInString(w)
+			if !models.MatchesWords(name, string(r)) {
+				t.Fatalf("%q does not match the start %q of its word %q", name, string(r), w)
+			}
+		}
+		keys := models.NameKeys(name)
+		for i, k := range keys {
+			if len(k) > 32 || !utf8.ValidString(k) || slices.Contains(keys[:i], k) {
+				t.Fatalf("NameKeys(%q) = %q", name, keys)
+			}
+		}
+		// A search word starting a name word starts its key too (cut to
+		// the key's length), so the index finds every match.
+		if models.MatchesWords(name, search) {
+			for _, sw := range models.SearchWords(search) {
+				cut := sw
+				for len(cut) > 32 {
+					_, size := utf8.DecodeLastRuneInString(cut)
+					cut = cut[:len(cut)-size]
+				}
+				if !slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, cut) }) {
+					t.Fatalf("%q matches %q but no key of %q serves %q", name, search, keys, cut)
+				}
+			}
+		}
+	})
 }
