@@ -203,9 +203,6 @@ type execer interface {
 // VARBINARY).
 func indexPetName(ctx context.Context, ex execer, petID int64, oldName, newName string) error {
 	oldKeys, newKeys := nameKeys(oldName), nameKeys(newName)
-	if oldName == "" {
-		oldKeys = nil
-	}
 	for _, k := range oldKeys {
 		if !slices.Contains(newKeys, k) {
 			if _, err := ex.ExecContext(ctx, "DELETE FROM pet_name_words WHERE word = ? AND pet_id = ?", []byte(k), petID); err != nil {
@@ -287,8 +284,7 @@ const (
 
 // searchTerm is one planned word of a search.
 type searchTerm struct {
-	word  string   // the folded search word
-	key   string   // its index key
+	key   string   // the index key of a folded search word
 	keys  []string // the distinct indexed words it covers, when at most maxStreams
 	many  bool     // it covers more than maxStreams indexed words
 	count int      // its entries, as far as counted (see planSearch)
@@ -406,7 +402,7 @@ func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, boo
 	planned = planned[:min(len(planned), maxPlannedWords)]
 	var ts []searchTerm
 	for _, w := range planned {
-		t := searchTerm{word: w, key: wordKey(w)}
+		t := searchTerm{key: wordKey(w)}
 		keys, err := s.distinctKeys(ctx, t.key, maxStreams+1)
 		if err != nil {
 			return plan, false, err
