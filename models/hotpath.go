@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -141,16 +142,20 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error
 	}
 	defer rows.Close()
 	pets := make([]Pet, 0, q.Limit+1)
+	// One set of destinations for every row (each row's own would escape
+	// to the heap), plain types that scan without reflection, and the
+	// status read as bytes: only the name is a new string per row.
+	var (
+		id, category int64
+		name         string
+		status       sql.RawBytes
+	)
+	dest := []any{&id, &name, &category, &status}
 	for rows.Next() {
-		var (
-			p      Pet
-			status string // a plain string scans without reflection
-		)
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &status); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, false, s.dbErr("list pets", err)
 		}
-		p.Status = Status(status)
-		pets = append(pets, p)
+		pets = append(pets, Pet{ID: id, Name: name, CategoryID: category, Status: statusOf(status)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, s.dbErr("list pets", err)
@@ -160,6 +165,20 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error
 		pets = pets[:q.Limit]
 	}
 	return pets, more, nil
+}
+
+// statusOf is the Status spelled b, without copying b for the three that
+// exist.
+func statusOf(b []byte) Status {
+	switch string(b) {
+	case string(StatusAvailable):
+		return StatusAvailable
+	case string(StatusPending):
+		return StatusPending
+	case string(StatusSold):
+		return StatusSold
+	}
+	return Status(b)
 }
 
 // GetPet returns one pet, or an error with CodeNotFound. It reads the
@@ -234,8 +253,7 @@ type createResult struct {
 // in one batch and hears exactly one thing (its result, or its batch to
 // lead) besides, as a leader, its own result. A leader writes one batch, so
 // no client waits for more than its own. SQLite has one writer, so one
-// leader; MySQL commits several transactions at once (its own group commit
-// shares their log flush), so several.
+// leader; MySQL commits several transactions at once, so two.
 type createQueue struct {
 	mu         sync.Mutex
 	pending    []*createRequest
@@ -364,16 +382,20 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 // transaction is sent as one multi-statement text on the creates' own pool
 // (Store.createDB), the driver quoting the values. Round trips, not
 // statements, were the cost: four per create took two thirds of the API's
-// CPU per create.
-const (
-	createPetSQL   = " INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?);"
-	createAuditSQL = " INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, LAST_INSERT_ID(), ?);"
-)
+// CPU per create. Then statements: each pet is one INSERT of its own (its
+// id comes back in that statement's result), but the batch's search words
+// and audit events are one multi-row INSERT each, which halved the
+// database's CPU per create.
+const createPetSQL = " INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?);"
 
-// insertCreatesMySQL writes the batch's pets, each followed by its audit
-// event, in one transaction sent at once, and sets each pet's ID. If it
-// fails part way, the transaction is rolled back before the connection goes
-// back to the pool (or the connection is dropped, which rolls back).
+// insertCreatesMySQL writes the batch's pets, their search words and their
+// audit events in one transaction sent at once, and sets each pet's ID. A
+// pet's id is LAST_INSERT_ID() right after its INSERT: the last pet's is
+// still that when the words and events are written (pet_name_words has no
+// AUTO_INCREMENT, and a statement sees the value of the one before it), the
+// others' are kept in session variables. If it fails part way, the
+// transaction is rolled back before the connection goes back to the pool
+// (or the connection is dropped, which rolls back).
 func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) error {
 	conn, err := s.createDB.Conn(ctx)
 	if err != nil {
@@ -381,13 +403,14 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 	}
 	defer conn.Close()
 	var q strings.Builder
-	q.Grow(len(batch)*(len(createPetSQL)+len(createAuditSQL)) + 32)
+	q.Grow(len(batch)*(len(createPetSQL)+160) + 256)
 	q.WriteString("START TRANSACTION;")
 	args := make([]driver.NamedValue, 0, 16*len(batch))
 	arg := func(v any) { args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v}) }
 	// petStmt[i] is the statement (counted from START's 0) that inserts
-	// batch[i]'s pet, whose id is LAST_INSERT_ID() until its audit event.
+	// batch[i]'s pet; petID[i] is the SQL that names its id afterwards.
 	petStmt := make([]int, len(batch))
+	petID := make([]string, len(batch))
 	stmts := 1
 	for i, r := range batch {
 		p := &r.pet
@@ -399,36 +422,52 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		arg(string(p.Status))
 		arg(p.CreatedAt)
 		arg(p.UpdatedAt)
-		// The search index's words (search.go's indexPetName, for a new
-		// pet): the table has no AUTO_INCREMENT, so LAST_INSERT_ID()
-		// stays the pet's for the audit event.
-		if keys := nameKeys(p.Name); len(keys) > 0 {
-			q.WriteString(" INSERT INTO pet_name_words (word, pet_id) VALUES ")
-			for j, k := range keys {
-				if j > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteString("(?, LAST_INSERT_ID())")
-				arg([]byte(k))
-			}
-			q.WriteByte(';')
+		petID[i] = "LAST_INSERT_ID()"
+		if i < len(batch)-1 {
+			petID[i] = "@petstore_pet" + strconv.Itoa(i)
+			q.WriteString(" SET " + petID[i] + " = LAST_INSERT_ID();")
 			stmts++
 		}
-		q.WriteString(createAuditSQL)
+	}
+	// The search index's words (search.go's indexPetName, for new pets).
+	words := 0
+	for i, r := range batch {
+		for _, k := range nameKeys(r.pet.Name) {
+			if words == 0 {
+				q.WriteString(" INSERT INTO pet_name_words (word, pet_id) VALUES ")
+			} else {
+				q.WriteByte(',')
+			}
+			q.WriteString("(?, " + petID[i] + ")")
+			arg([]byte(k))
+			words++
+		}
+	}
+	if words > 0 {
+		q.WriteByte(';')
 		stmts++
-		arg(p.CreatedAt)
+	}
+	q.WriteString(" INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES ")
+	for i, r := range batch {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString("(?, ?, ?, ?, " + petID[i] + ", ?)")
+		arg(r.pet.CreatedAt)
 		arg(r.actor)
 		arg(ActionPetCreated)
 		arg(TargetPet)
 		arg(r.detail)
 	}
-	q.WriteString(" COMMIT")
+	q.WriteString("; COMMIT")
+	stmts++
 	err = conn.Raw(func(dc any) error {
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q.String(), args)
 		if err != nil {
 			return err
 		}
-		// One entry per statement: START, each pet's, COMMIT.
+		// One entry per statement: START, each pet's and its SET, the
+		// words, the events, COMMIT.
 		ids := res.(mysql.Result).AllLastInsertIds()
 		if len(ids) != stmts+1 {
 			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), stmts+1)
@@ -448,10 +487,14 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 	return err
 }
 
-// maxCreateLeaders is how many create batches may be written at once.
+// maxCreateLeaders is how many create batches may be written at once. On
+// MySQL two (one written while the next gathers) served more creates per
+// second than four, which made smaller batches, each with its round trip
+// and commit (measured with wrk, 16 connections: 0.61 vs 0.59 of the
+// baseline).
 func maxCreateLeaders(driver string) int {
 	if driver == DriverSQLite {
 		return 1 // one writer
 	}
-	return 4
+	return 2
 }

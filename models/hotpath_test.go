@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -111,6 +112,31 @@ func TestGroupCommitCreates(t *testing.T) {
 		}
 		if indexed != stored || words != 2*stored {
 			t.Errorf("%d pets stored, %d in the name index with %d words, want each with 2", stored, indexed, words)
+		}
+		// ... under its own id: pet "group N" is found by "N".
+		wrows, err := s.SQLDB().QueryContext(ctx, "SELECT pet_id, word FROM pet_name_words")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer wrows.Close()
+		petWords := map[int64][]string{}
+		for wrows.Next() {
+			var (
+				id   int64
+				word []byte
+			)
+			if err := wrows.Scan(&id, &word); err != nil {
+				t.Fatal(err)
+			}
+			petWords[id] = append(petWords[id], string(word))
+		}
+		if err := wrows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for id, i := range created {
+			if w := petWords[id]; !slices.Contains(w, strconv.Itoa(i)) || !slices.Contains(w, "group") {
+				t.Errorf("pet %d (create %d) indexed under %q, want group and %d", id, i, w, i)
+			}
 		}
 		if stored < len(created) || stored > n {
 			t.Errorf("%d pets stored, %d answered 201", stored, len(created))
