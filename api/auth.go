@@ -18,12 +18,10 @@ const keyContext = "petstore.apikey"
 // before any of that (failureLimiter).
 func (a *API) authenticate(c *gin.Context) {
 	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
-	var (
-		addr    netip.Prefix
-		keyHash string
-	)
+	keyHash := models.HashKey(key)
+	var addr netip.Prefix
 	if a.failures != nil {
-		addr, keyHash = clientKey(c.ClientIP()), models.HashKey(key)
+		addr = clientKey(c.ClientIP())
 		if wait, blocked := a.failures.blocked(addr, keyHash); blocked {
 			a.tooManyFailures(c, wait)
 			return
@@ -34,7 +32,7 @@ func (a *API) authenticate(c *gin.Context) {
 		writeError(c, a.log, models.ErrUnauthorized)
 		return
 	}
-	k, err := a.store.Authenticate(c.Request.Context(), key)
+	k, err := a.store.AuthenticateHashed(c.Request.Context(), key, keyHash)
 	if err != nil {
 		if models.ErrorCode(err) == models.CodeUnauthorized {
 			a.authFailed(addr, keyHash)

@@ -202,11 +202,16 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 // keys does not reach the database. The key's use is noted at most once a
 // minute.
 func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
+	return s.AuthenticateHashed(ctx, key, HashKey(key))
+}
+
+// AuthenticateHashed is Authenticate for a caller that has already
+// computed hash, HashKey(key) (the API, which counts failures by it).
+func (s *Store) AuthenticateHashed(ctx context.Context, key, hash string) (APIKey, error) {
 	prefix, ok := splitKey(key)
 	if !ok {
 		return APIKey{}, ErrUnauthorized
 	}
-	hash := HashKey(key)
 	k, ok := s.keys.get(hash)
 	if !ok {
 		var err error
