@@ -217,6 +217,9 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	if _, code, ok := c.flags("serve", "Runs the HTTP server until SIGINT or SIGTERM; configured by the environment (see petstore --help).", args, nil); !ok {
 		return code
 	}
+	logs := newLogBuffer(c.stderr) // one write per batch of lines, not per request
+	defer logs.Flush()
+	c.stderr = logs
 	log := c.logger()
 	cfg, err := config.Load(c.getenv)
 	if err != nil {
