@@ -115,8 +115,9 @@ func (s *Store) closeHot() {
 // q.After, optionally of one status, with the four fields the API returns
 // (CreatedAt and UpdatedAt are left zero). q.Before and q.NameContains are
 // the console's and are not served here. With q.AllowStale a read replica
-// answers when there are some.
-func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
+// answers when there are some. The page is appended to dst[:0], so that a
+// caller may reuse one slice for many pages.
+func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, bool, error) {
 	if q.Before != 0 || q.NameContains != "" {
 		return nil, false, internal("pet page", errors.New("ListPetsAPI serves forward pages without search"))
 	}
@@ -141,12 +142,12 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error
 		return nil, false, s.dbErr("list pets", err)
 	}
 	defer rows.Close()
-	pets := make([]Pet, 0, q.Limit+1)
+	pets := dst[:0]
 	// One set of destinations for every row (each row's own would escape
 	// to the heap), plain types that scan without reflection, and the
 	// status read as bytes: only the name is a new string per row.
 	var (
-		id, category int64
+		id, category scannedInt
 		name         string
 		status       sql.RawBytes
 	)
@@ -155,7 +156,7 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error
 		if err := rows.Scan(dest...); err != nil {
 			return nil, false, s.dbErr("list pets", err)
 		}
-		pets = append(pets, Pet{ID: id, Name: name, CategoryID: category, Status: statusOf(status)})
+		pets = append(pets, Pet{ID: int64(id), Name: name, CategoryID: int64(category), Status: statusOf(status)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, false, s.dbErr("list pets", err)
@@ -165,6 +166,21 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery) ([]Pet, bool, error
 		pets = pets[:q.Limit]
 	}
 	return pets, more, nil
+}
+
+// scannedInt is an integer column's destination that database/sql fills
+// through Scan rather than through reflection (which its conversion of an
+// int64 into an *int64 takes).
+type scannedInt int64
+
+// Scan implements sql.Scanner.
+func (n *scannedInt) Scan(src any) error {
+	v, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("scan integer: got %T", src)
+	}
+	*n = scannedInt(v)
+	return nil
 }
 
 // statusOf is the Status spelled b, without copying b for the three that

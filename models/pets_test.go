@@ -192,7 +192,7 @@ func TestListPetsKeyset(t *testing.T) {
 						t.Fatal(err)
 					}
 					// The API's prepared page is the same page.
-					fast, fastMore, err := s.ListPetsAPI(ctx, q)
+					fast, fastMore, err := s.ListPetsAPI(ctx, q, nil)
 					if err != nil || fastMore != more || len(fast) != len(page) {
 						t.Fatalf("ListPetsAPI(%+v) = %d pets, more %v, %v; ListPets %d, more %v", q, len(fast), fastMore, err, len(page), more)
 					}
