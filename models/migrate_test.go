@@ -232,11 +232,16 @@ func tableIndexes(tb testing.TB, s *models.Store, table string) map[string]index
 func TestSchemaIndexes(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		// Status pages on SQLite read from the index alone (migration 7).
+		petsByStatus := "status,id"
+		if s.Driver() == models.DriverSQLite {
+			petsByStatus = "status,id,category_id,name"
+		}
 		tests := []struct {
 			table, columns string
 			unique         bool
 		}{
-			{"pets", "status,id", false},
+			{"pets", petsByStatus, false},
 			{"users", "username", true},
 			{"api_keys", "prefix", true},
 		}
