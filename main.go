@@ -8,8 +8,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,7 +18,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -29,13 +26,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gin-gonic/gin"
-	"golang.org/x/time/rate"
-
 	"petstore/api"
 	"petstore/config"
 	"petstore/models"
-	"petstore/web"
+	"petstore/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -256,7 +250,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	}
 
 	metrics := api.NewMetrics(store.Pools())
-	router, err := newRouter(ctx, cfg, store, log, time.Now, metrics)
+	router, err := server.New(ctx, server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -336,105 +330,6 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 			return
 		case <-t.C:
 		}
-	}
-}
-
-// router is the whole HTTP surface: the Gin engine, served through a
-// handler that first drops X-Forwarded-Prefix (ServeHTTP).
-type router struct{ engine *gin.Engine }
-
-// ServeHTTP serves a request. Gin builds its trailing-slash redirects from
-// X-Forwarded-Prefix, which any client can send: drop it before Gin sees
-// the request.
-func (rt *router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	req.Header.Del("X-Forwarded-Prefix")
-	rt.engine.ServeHTTP(w, req)
-}
-
-// Routes lists every route, for the test that checks each one is
-// protected (routes_test.go).
-func (rt *router) Routes() gin.RoutesInfo { return rt.engine.Routes() }
-
-// newRouter wires the whole HTTP surface: the API and probes, the console
-// and its static files, and the errors of unknown paths in the style of
-// the part they fall in (JSON under /v1, HTML in the console).
-func newRouter(ctx context.Context, cfg config.Config, store *models.Store, log *slog.Logger, now func() time.Time, metrics *api.Metrics) (*router, error) {
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	// With no TRUSTED_PROXIES, X-Forwarded-For is ignored: the peer is the client.
-	if err := r.SetTrustedProxies(cfg.TrustedProxies); err != nil {
-		return nil, fmt.Errorf("TRUSTED_PROXIES: %w", err)
-	}
-	a := api.New(store, api.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log,
-		RateLimit: rate.Limit(cfg.RateLimitRPS), RateBurst: cfg.RateLimitBurst, Metrics: metrics,
-		AuthFailureLimit: api.DefaultAuthFailureRate, AuthFailureBurst: api.DefaultAuthFailureBurst})
-	console, err := web.New(ctx, store, web.Options{PublicURL: cfg.PublicURL, Now: now, Logger: log})
-	if err != nil {
-		return nil, fmt.Errorf("start the console: %w", err)
-	}
-	// Metrics sit outside recovery so that recovered panics count as 500s.
-	r.Use(requestLog(log), metrics.Middleware(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
-		if web.IsConsolePath(c.Request.URL.Path) {
-			console.Recover(c, err)
-			return
-		}
-		a.Recover(c, err)
-	}))
-	// Metrics are served only on METRICS_ADDR (serve), never here: partner
-	// API keys must not read runtime, pool and console-route counters.
-	a.Register(r)
-	console.Register(r)
-	r.NoRoute(func(c *gin.Context) {
-		if web.IsConsolePath(c.Request.URL.Path) {
-			console.NotFound(c)
-			return
-		}
-		a.NoRoute(c)
-	})
-	r.NoMethod(func(c *gin.Context) {
-		if web.IsConsolePath(c.Request.URL.Path) {
-			console.MethodNotAllowed(c)
-			return
-		}
-		a.NoMethod(c)
-	})
-	return &router{engine: r}, nil
-}
-
-var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-// requestLog gives every request an id (X-Request-ID, accepted when sane,
-// else generated; echoed back) and logs one line when it ends.
-func requestLog(log *slog.Logger) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		start := time.Now()
-		id := c.GetHeader("X-Request-ID")
-		if !requestIDPattern.MatchString(id) {
-			var b [8]byte
-			rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
-		}
-		c.Header("X-Request-ID", id)
-		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
-		// Typed attributes in a fixed array: the line costs no boxing.
-		attrs := [8]slog.Attr{slog.String("request_id", id), slog.String("method", c.Request.Method), slog.String("route", route),
-			slog.Int("status", c.Writer.Status()), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-			slog.String("client", c.ClientIP())}
-		n := 6
-		if k := api.KeyName(c); k != "" {
-			attrs[n] = slog.String("key", k)
-			n++
-		}
-		if u := web.StaffName(c); u != "" {
-			attrs[n] = slog.String("staff", u)
-			n++
-		}
-		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request", attrs[:n]...)
 	}
 }
 

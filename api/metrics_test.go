@@ -11,14 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"petstore/api"
+	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
-// observed is an API server wired the way main wires it with metrics on:
+// observed is the server as serve builds it with metrics on (server.New):
 // the metrics middleware on the whole engine (outside recovery), and the
 // metrics served by a server of their own (METRICS_ADDR), never by the
 // API's. It has two keys.
@@ -32,13 +32,11 @@ type observed struct {
 	answered atomic.Int64
 }
 
-func newObserved(t *testing.T, store *models.Store, o api.Options) *observed {
+func newObserved(t *testing.T, store *models.Store, d server.Deps) *observed {
 	t.Helper()
 	m := api.NewMetrics(store.Pools())
-	o.Metrics = m
-	a := api.New(store, o)
-	r := newEngine(a, m)
-	ob := &observed{t: t, srv: httptest.NewServer(r), scraper: httptest.NewServer(m.Handler()), metrics: m}
+	d.Store, d.Metrics = store, m
+	ob := &observed{t: t, srv: httptest.NewServer(newEngine(t, d)), scraper: httptest.NewServer(m.Handler()), metrics: m}
 	t.Cleanup(ob.srv.Close)
 	t.Cleanup(ob.scraper.Close)
 	for i := range ob.keys {
@@ -161,7 +159,7 @@ func wantSample(t *testing.T, exposition, series string, want float64) {
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
-		o := newObserved(t, s, api.Options{RateLimit: 1, RateBurst: 5})
+		o := newObserved(t, s, server.Deps{Config: config.Config{RateLimitRPS: 1, RateLimitBurst: 5}})
 		limited, other := o.keys[0], o.keys[1]
 
 		for i := range 5 {
@@ -214,7 +212,7 @@ func TestRateLimit(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
-		o := newObserved(t, s, api.Options{})
+		o := newObserved(t, s, server.Deps{})
 		key := o.keys[0]
 
 		// The API's address serves no metrics, whatever the key: partners
@@ -329,13 +327,7 @@ func TestNoMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var m *api.Metrics
-	a := api.New(s, api.Options{})
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.Use(m.Middleware())
-	a.Register(r)
-	r.NoRoute(a.NoRoute)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(newEngine(t, server.Deps{Store: s, Metrics: m}))
 	defer srv.Close()
 	for path, want := range map[string]int{"/metrics": http.StatusNotFound, "/v1/pets": http.StatusOK} {
 		req, _ := http.NewRequest("GET", srv.URL+path, nil)
