@@ -1,7 +1,7 @@
 package main
 
 // Browser journeys: Debian's Chromium, headless, driven through chromedp
-// against the real router (newRouter: /v1, /admin and /static) served on
+// against the real router (server.New: /v1, /admin and /static) served on
 // loopback over a fresh database. They act as staff do, by label and button
 // text, and check what staff and the store then see. JavaScript is evaluated
 // only to read the page's state (and to set the no-reload marker); the
@@ -38,6 +38,7 @@ import (
 	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 const (
@@ -100,9 +101,9 @@ func newJourney(t *testing.T, driver string) *journey {
 
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	router, err := newRouter(context.Background(), config.Config{}, store, log, time.Now, nil)
+	router, err := server.New(context.Background(), server.Deps{Config: config.Config{}, Store: store, Logger: log, Now: time.Now})
 	if err != nil {
-		t.Fatalf("newRouter: %v", err)
+		t.Fatalf("server.New: %v", err)
 	}
 	srv := httptest.NewServer(router)
 	t.Cleanup(srv.Close)

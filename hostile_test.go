@@ -28,9 +28,10 @@ import (
 	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
-// Hostile input against the whole router of `petstore serve` (newRouter)
+// Hostile input against the whole router of `petstore serve` (server.New)
 // over real HTTP, on both databases: what an attacker or a broken client
 // sends must get a clean 4xx (or a correct, literal answer), never a 5xx,
 // a hang, a leaked file or an injected header, and must leave the data as
@@ -77,7 +78,7 @@ func newHostileEnv(t *testing.T, driver string) *hostileEnv {
 	// The configuration serve has with no environment: the default rate
 	// limit, no metrics address.
 	cfg := config.Config{RateLimitRPS: config.DefaultRateLimitRPS, RateLimitBurst: config.DefaultRateLimitBurst}
-	router, err := newRouter(t.Context(), cfg, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.Pools()))
+	router, err := server.New(t.Context(), server.Deps{Config: cfg, Store: store, Logger: slog.New(slog.DiscardHandler), Now: time.Now, Metrics: api.NewMetrics(store.Pools())})
 	if err != nil {
 		t.Fatal(err)
 	}

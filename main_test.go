@@ -499,8 +499,8 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// server is one `petstore serve` running in the test process.
-type server struct {
+// runningServer is one `petstore serve` running in the test process.
+type runningServer struct {
 	addr           string // host:port it listens on
 	stdout, stderr *syncBuffer
 	cancel         context.CancelFunc
@@ -511,10 +511,10 @@ var listeningPattern = regexp.MustCompile(`msg="petstore listening" addr=(\S+)`)
 
 // startServer runs serve in a goroutine and waits for its listening log
 // line. It is stopped when the test ends if the test has not stopped it.
-func startServer(tb testing.TB, vars map[string]string) *server {
+func startServer(tb testing.TB, vars map[string]string) *runningServer {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	s := &runningServer{stdout: &syncBuffer{}, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() { s.done <- run(ctx, []string{"serve"}, strings.NewReader(""), s.stdout, s.stderr, env(vars)) }()
 	tb.Cleanup(func() {
 		cancel()
@@ -542,7 +542,7 @@ func startServer(tb testing.TB, vars map[string]string) *server {
 
 // stop cancels the server's context, as SIGTERM does, and returns its exit
 // code.
-func (s *server) stop(tb testing.TB) int {
+func (s *runningServer) stop(tb testing.TB) int {
 	tb.Helper()
 	s.cancel()
 	select {

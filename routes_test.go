@@ -20,6 +20,7 @@ import (
 	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 // routePublic lists the routes anyone may use, each with why. Every other
@@ -63,7 +64,7 @@ func TestEveryRouteProtected(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			store := modelstest.Open(t, driver)
-			rt, err := newRouter(t.Context(), config.Config{}, store, slog.New(slog.DiscardHandler), time.Now, api.NewMetrics(store.Pools()))
+			rt, err := server.New(t.Context(), server.Deps{Config: config.Config{}, Store: store, Logger: slog.New(slog.DiscardHandler), Now: time.Now, Metrics: api.NewMetrics(store.Pools())})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"petstore/api"
+	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 // Failed authentications are limited per client address: the first 20 get
@@ -20,10 +22,10 @@ import (
 func TestFailedAuthenticationsLimited(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
-		o := newObserved(t, s, api.Options{AuthFailureLimit: api.DefaultAuthFailureRate, AuthFailureBurst: api.DefaultAuthFailureBurst})
+		// The production limit, behind a trusted proxy on loopback
+		// (TRUSTED_PROXIES): X-Forwarded-For names the client address.
+		o := newObserved(t, s, server.Deps{Config: config.Config{TrustedProxies: []string{"127.0.0.1", "::1"}}, AuthFailureLimit: api.DefaultAuthFailureRate})
 		good := o.keys[0]
-		// The test server trusts X-Forwarded-For (gin's default), so the
-		// header names the client address.
 		from := func(addr, key string) response {
 			t.Helper()
 			req, err := http.NewRequest("GET", o.srv.URL+"/v1/pets", nil)

@@ -16,11 +16,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/time/rate"
-
 	"petstore/api"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 // The fuzz targets drive the real engine over HTTP with inputs nobody
@@ -41,8 +40,7 @@ func newFuzzEnv(f *testing.F) *env {
 	e := &env{store: store}
 	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	e.clock.Store(&now)
-	a := api.New(store, api.Options{Now: func() time.Time { return *e.clock.Load() }, RateLimit: rate.Inf})
-	e.srv = httptest.NewUnstartedServer(newEngine(a, nil))
+	e.srv = httptest.NewUnstartedServer(newEngine(f, server.Deps{Store: store, Now: func() time.Time { return *e.clock.Load() }}))
 	e.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	e.srv.Start()
 	f.Cleanup(e.srv.Close)

@@ -17,10 +17,12 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
 
 	"petstore/api"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 func TestMain(m *testing.M) { modelstest.Main(m) }
@@ -46,10 +48,7 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	e := &env{t: t, store: store}
 	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
 	e.clock.Store(&now)
-	a := api.New(store, api.Options{Now: func() time.Time { return *e.clock.Load() }})
-	r := newEngine(a, nil)
-	r.GET("/test/panic", func(*gin.Context) { panic("boom: secret internal detail") })
-	e.srv = httptest.NewServer(r)
+	e.srv = httptest.NewServer(newEngine(t, server.Deps{Store: store, Now: func() time.Time { return *e.clock.Load() }}))
 	t.Cleanup(e.srv.Close)
 	_, key, err := store.CreateAPIKey(context.Background(), "test partner", "test")
 	if err != nil {
@@ -59,20 +58,26 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	return e
 }
 
-// newEngine wires a the way main does: metrics (when m is not nil) outside
-// recovery, the routes, and JSON answers for unknown paths and methods.
-func newEngine(a *api.API, m *api.Metrics) *gin.Engine {
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	if m != nil {
-		r.Use(m.Middleware())
+// newEngine builds the whole HTTP surface the way serve does
+// (server.New: the request log, metrics when d.Metrics is set, recovery,
+// the console beside the API, JSON answers for unknown paths and
+// methods), with one more route, GET /test/panic, that panics. With the
+// zero d.Config the per-key rate limit is off; the limit of failed
+// authentications is off unless d sets one, as these tests send many bad
+// credentials from the one loopback address.
+func newEngine(tb testing.TB, d server.Deps) http.Handler {
+	tb.Helper()
+	if d.AuthFailureLimit == 0 {
+		d.AuthFailureLimit = rate.Inf
 	}
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, a.Recover))
-	a.Register(r)
-	r.NoRoute(a.NoRoute)
-	r.NoMethod(a.NoMethod)
-	return r
+	d.TestRoutes = func(r gin.IRoutes) {
+		r.GET("/test/panic", func(*gin.Context) { panic("boom: secret internal detail") })
+	}
+	h, err := server.New(context.Background(), d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
 }
 
 // forEach runs fn on a fresh server per driver.

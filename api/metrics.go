@@ -23,7 +23,6 @@ const UnmatchedRoute = "unmatched"
 // as many as it likes. Every method is safe on a nil *Metrics, which records
 // nothing.
 type Metrics struct {
-	registry    *prometheus.Registry
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	rateLimited prometheus.Counter
@@ -37,7 +36,6 @@ type Metrics struct {
 func NewMetrics(pools map[string]*sql.DB) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
-		registry: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "petstore_http_requests_total",
 			Help: "HTTP requests answered, by route pattern (or \"unmatched\"), method and status.",
@@ -66,15 +64,6 @@ func NewMetrics(pools map[string]*sql.DB) *Metrics {
 	// scrapes themselves can be watched.
 	m.handler = promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	return m
-}
-
-// Registry returns the registry behind the metrics, for other parts of the
-// program to add their own collectors to.
-func (m *Metrics) Registry() *prometheus.Registry {
-	if m == nil {
-		return nil
-	}
-	return m.registry
 }
 
 // Handler serves the metrics in the Prometheus text format, with no

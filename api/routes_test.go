@@ -10,11 +10,11 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/gin-gonic/gin"
 
-	"petstore/api"
+	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 func TestErrorRoutes(t *testing.T) {
@@ -126,10 +126,7 @@ func keys[V any](m map[string]V) []string {
 func TestPublicURL(t *testing.T) {
 	t.Parallel()
 	s := modelstest.Open(t, models.DriverSQLite)
-	a := api.New(s, api.Options{PublicURL: "https://pets.example.com"})
-	r := gin.New()
-	a.Register(r)
-	srv := httptest.NewServer(r)
+	srv := httptest.NewServer(newEngine(t, server.Deps{Store: s, Config: config.Config{PublicURL: "https://pets.example.com"}}))
 	defer srv.Close()
 	_, key, _ := s.CreateAPIKey(context.Background(), "k", "test")
 	for range 3 {

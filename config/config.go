@@ -62,7 +62,18 @@ type Config struct {
 	// metrics: the main address never does, partners' API keys must not
 	// read them.
 	MetricsAddr string
+	// LogFormat is how the log on stderr is written (LOG_FORMAT).
+	LogFormat LogFormat
 }
+
+// LogFormat is the format of the log: LogText or LogJSON.
+type LogFormat string
+
+// The log formats.
+const (
+	LogText LogFormat = "text"
+	LogJSON LogFormat = "json"
+)
 
 // Defaults, in one place.
 const (
@@ -74,6 +85,7 @@ const (
 	DefaultConnectTimeout  = 30 * time.Second
 	DefaultRateLimitRPS    = 50
 	DefaultRateLimitBurst  = 100
+	DefaultLogFormat       = LogText
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -85,112 +97,162 @@ type Error struct {
 func (e *Error) Error() string { return e.Var + ": " + e.Msg }
 
 // Load reads the configuration through getenv (os.Getenv in production) and
-// validates it.
+// validates it. Each setting is read by a step of its own; the first bad
+// value stops the load.
 func Load(getenv func(string) string) (Config, error) {
-	cfg := Config{ListenAddr: DefaultListenAddr, RateLimitRPS: DefaultRateLimitRPS, RateLimitBurst: DefaultRateLimitBurst}
-	for _, a := range []struct {
-		name string
-		dst  *string
-	}{{"LISTEN_ADDR", &cfg.ListenAddr}, {"METRICS_ADDR", &cfg.MetricsAddr}} {
-		if v := strings.TrimSpace(getenv(a.name)); v != "" {
-			_, port, err := net.SplitHostPort(v)
-			if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
-				return Config{}, &Error{a.name, fmt.Sprintf("%q is not a host:port address with a port from 0 to 65535 (for example :8080 or 127.0.0.1:8080)", v)}
-			}
-			*a.dst = v
-		}
+	var cfg Config
+	var err error
+	if cfg.ListenAddr, err = address(getenv, "LISTEN_ADDR", DefaultListenAddr); err != nil {
+		return Config{}, err
 	}
-	if v := strings.TrimSpace(getenv("RATE_LIMIT_RPS")); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1e9 {
-			return Config{}, &Error{"RATE_LIMIT_RPS", fmt.Sprintf("%q is not a number of requests per second (0 turns the limit off)", v)}
-		}
-		cfg.RateLimitRPS = f
+	if cfg.MetricsAddr, err = address(getenv, "METRICS_ADDR", ""); err != nil {
+		return Config{}, err
 	}
-	burst, err := positiveInt(getenv("RATE_LIMIT_BURST"), DefaultRateLimitBurst)
-	if err != nil {
-		return Config{}, &Error{"RATE_LIMIT_BURST", err.Error()}
+	if cfg.RateLimitRPS, err = rateLimit(getenv); err != nil {
+		return Config{}, err
 	}
-	cfg.RateLimitBurst = burst
+	if cfg.RateLimitBurst, err = positiveInt(getenv, "RATE_LIMIT_BURST", DefaultRateLimitBurst); err != nil {
+		return Config{}, err
+	}
+	if cfg.Database, err = database(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.PublicURL, err = publicURL(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.TrustedProxies, err = trustedProxies(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.LogFormat, err = logFormat(getenv); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
 
-	raw := strings.TrimSpace(getenv("DATABASE_URL"))
+// value is a variable's value without surrounding white space.
+func value(getenv func(string) string, name string) string {
+	return strings.TrimSpace(getenv(name))
+}
+
+// address reads a host:port listen address; unset gives def.
+func address(getenv func(string) string, name, def string) (string, error) {
+	v := value(getenv, name)
+	if v == "" {
+		return def, nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return "", &Error{name, fmt.Sprintf("%q is not a host:port address with a port from 0 to 65535 (for example :8080 or 127.0.0.1:8080)", v)}
+	}
+	return v, nil
+}
+
+// rateLimit reads RATE_LIMIT_RPS.
+func rateLimit(getenv func(string) string) (float64, error) {
+	v := value(getenv, "RATE_LIMIT_RPS")
+	if v == "" {
+		return DefaultRateLimitRPS, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f > 1e9 {
+		return 0, &Error{"RATE_LIMIT_RPS", fmt.Sprintf("%q is not a number of requests per second (0 turns the limit off)", v)}
+	}
+	return f, nil
+}
+
+// database reads DATABASE_URL, its read replicas and the pool settings.
+func database(getenv func(string) string) (Database, error) {
+	raw := value(getenv, "DATABASE_URL")
 	if raw == "" {
 		raw = DefaultDatabaseURL
 	}
 	db, err := ParseDatabaseURL(raw)
 	if err != nil {
-		return Config{}, &Error{"DATABASE_URL", err.Error()}
+		return Database{}, &Error{"DATABASE_URL", err.Error()}
 	}
-	if v := strings.TrimSpace(getenv("DATABASE_REPLICA_URLS")); v != "" {
-		if db.Driver != MySQL {
-			return Config{}, &Error{"DATABASE_REPLICA_URLS", "read replicas need DATABASE_URL to be a mysql:// URL"}
-		}
-		for i, raw := range strings.Split(v, ",") {
-			r, err := ParseDatabaseURL(strings.TrimSpace(raw))
-			if err == nil && r.Driver != MySQL {
-				err = fmt.Errorf("not a mysql:// URL")
-			}
-			if err != nil {
-				return Config{}, &Error{"DATABASE_REPLICA_URLS", fmt.Sprintf("replica %d: %v", i+1, err)}
-			}
-			db.ReplicaDSNs = append(db.ReplicaDSNs, r.DSN)
-		}
+	if db.ReplicaDSNs, err = replicaDSNs(getenv, db.Driver); err != nil {
+		return Database{}, err
 	}
-	ints := []struct {
-		name string
-		dst  *int
-		def  int
-	}{
-		{"DATABASE_MAX_OPEN_CONNS", &db.MaxOpenConns, DefaultMaxOpenConns},
-		{"DATABASE_MAX_IDLE_CONNS", &db.MaxIdleConns, DefaultMaxIdleConns},
+	if db.MaxOpenConns, err = positiveInt(getenv, "DATABASE_MAX_OPEN_CONNS", DefaultMaxOpenConns); err != nil {
+		return Database{}, err
 	}
-	for _, s := range ints {
-		n, err := positiveInt(getenv(s.name), s.def)
-		if err != nil {
-			return Config{}, &Error{s.name, err.Error()}
-		}
-		*s.dst = n
+	if db.MaxIdleConns, err = positiveInt(getenv, "DATABASE_MAX_IDLE_CONNS", DefaultMaxIdleConns); err != nil {
+		return Database{}, err
 	}
-	durations := []struct {
-		name string
-		dst  *time.Duration
-		def  time.Duration
-	}{
-		{"DATABASE_CONN_MAX_LIFETIME", &db.ConnMaxLifetime, DefaultConnMaxLifetime},
-		{"DATABASE_CONNECT_TIMEOUT", &db.ConnectTimeout, DefaultConnectTimeout},
+	if db.ConnMaxLifetime, err = positiveDuration(getenv, "DATABASE_CONN_MAX_LIFETIME", DefaultConnMaxLifetime); err != nil {
+		return Database{}, err
 	}
-	for _, s := range durations {
-		d, err := positiveDuration(getenv(s.name), s.def)
-		if err != nil {
-			return Config{}, &Error{s.name, err.Error()}
-		}
-		*s.dst = d
+	if db.ConnectTimeout, err = positiveDuration(getenv, "DATABASE_CONNECT_TIMEOUT", DefaultConnectTimeout); err != nil {
+		return Database{}, err
 	}
-	cfg.Database = db
+	return db, nil
+}
 
-	if v := strings.TrimSpace(getenv("PETSTORE_PUBLIC_URL")); v != "" {
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return Config{}, &Error{"PETSTORE_PUBLIC_URL", fmt.Sprintf("%q is not an absolute http or https URL (for example https://pets.example.com)", v)}
-		}
-		cfg.PublicURL = strings.TrimRight(u.String(), "/")
+// replicaDSNs reads DATABASE_REPLICA_URLS: comma-separated mysql:// URLs,
+// allowed only over a MySQL primary (of driver).
+func replicaDSNs(getenv func(string) string, driver Driver) ([]string, error) {
+	v := value(getenv, "DATABASE_REPLICA_URLS")
+	if v == "" {
+		return nil, nil
 	}
+	if driver != MySQL {
+		return nil, &Error{"DATABASE_REPLICA_URLS", "read replicas need DATABASE_URL to be a mysql:// URL"}
+	}
+	var dsns []string
+	for i, raw := range strings.Split(v, ",") {
+		r, err := ParseDatabaseURL(strings.TrimSpace(raw))
+		if err == nil && r.Driver != MySQL {
+			err = fmt.Errorf("not a mysql:// URL")
+		}
+		if err != nil {
+			return nil, &Error{"DATABASE_REPLICA_URLS", fmt.Sprintf("replica %d: %v", i+1, err)}
+		}
+		dsns = append(dsns, r.DSN)
+	}
+	return dsns, nil
+}
 
-	if v := strings.TrimSpace(getenv("TRUSTED_PROXIES")); v != "" {
-		for _, p := range strings.Split(v, ",") {
-			p = strings.TrimSpace(p)
-			if p == "" {
-				continue
-			}
-			if net.ParseIP(p) == nil {
-				if _, _, err := net.ParseCIDR(p); err != nil {
-					return Config{}, &Error{"TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP address nor a CIDR range", p)}
-				}
-			}
-			cfg.TrustedProxies = append(cfg.TrustedProxies, p)
-		}
+// publicURL reads PETSTORE_PUBLIC_URL, without its trailing slash.
+func publicURL(getenv func(string) string) (string, error) {
+	v := value(getenv, "PETSTORE_PUBLIC_URL")
+	if v == "" {
+		return "", nil
 	}
-	return cfg, nil
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", &Error{"PETSTORE_PUBLIC_URL", fmt.Sprintf("%q is not an absolute http or https URL (for example https://pets.example.com)", v)}
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// trustedProxies reads TRUSTED_PROXIES: comma-separated IPs or CIDR ranges.
+func trustedProxies(getenv func(string) string) ([]string, error) {
+	var proxies []string
+	for _, p := range strings.Split(value(getenv, "TRUSTED_PROXIES"), ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if net.ParseIP(p) == nil {
+			if _, _, err := net.ParseCIDR(p); err != nil {
+				return nil, &Error{"TRUSTED_PROXIES", fmt.Sprintf("%q is neither an IP address nor a CIDR range", p)}
+			}
+		}
+		proxies = append(proxies, p)
+	}
+	return proxies, nil
+}
+
+// logFormat reads LOG_FORMAT, in any letter case.
+func logFormat(getenv func(string) string) (LogFormat, error) {
+	v := value(getenv, "LOG_FORMAT")
+	switch f := LogFormat(strings.ToLower(v)); f {
+	case "":
+		return DefaultLogFormat, nil
+	case LogText, LogJSON:
+		return f, nil
+	}
+	return "", &Error{"LOG_FORMAT", fmt.Sprintf("%q is not a log format (use text or json)", v)}
 }
 
 // ParseDatabaseURL parses the two accepted forms of DATABASE_URL:
@@ -198,52 +260,9 @@ func Load(getenv func(string) string) (Config, error) {
 func ParseDatabaseURL(raw string) (Database, error) {
 	switch {
 	case strings.HasPrefix(raw, "sqlite:"):
-		path := strings.TrimPrefix(raw, "sqlite:")
-		path = strings.TrimPrefix(path, "//")
-		if path == "" {
-			return Database{}, fmt.Errorf("sqlite: needs a file path, for example sqlite:petstore.db")
-		}
-		if strings.ContainsAny(path, "?#") {
-			return Database{}, fmt.Errorf("sqlite path %q must not contain ? or #", path)
-		}
-		return Database{Driver: SQLite, DSN: path, Redacted: "sqlite:" + path}, nil
+		return parseSQLiteURL(raw)
 	case strings.HasPrefix(raw, "mysql://"):
-		u, err := url.Parse(raw)
-		if err != nil {
-			return Database{}, fmt.Errorf("not a valid mysql:// URL: %v", unwrapURLError(err))
-		}
-		if u.Hostname() == "" {
-			return Database{}, fmt.Errorf("mysql:// URL needs a host, as in mysql://USER:PASS@HOST:3306/DB")
-		}
-		port := u.Port()
-		if port == "" {
-			port = "3306"
-		} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return Database{}, fmt.Errorf("mysql:// URL has an invalid port %q", port)
-		}
-		name := strings.TrimPrefix(u.Path, "/")
-		if name == "" || strings.Contains(name, "/") {
-			return Database{}, fmt.Errorf("mysql:// URL needs one database name as its path, as in mysql://USER:PASS@HOST:3306/petstore")
-		}
-		user, pass := "", ""
-		if u.User != nil {
-			user = u.User.Username()
-			pass, _ = u.User.Password()
-		}
-		if user == "" || strings.Contains(user, ":") {
-			return Database{}, fmt.Errorf("mysql:// URL needs a user without ':', as in mysql://USER:PASS@HOST:3306/DB")
-		}
-		host := net.JoinHostPort(u.Hostname(), port)
-		// go-sql-driver splits USER:PASS@ at the first colon and the last @,
-		// so the password needs no escaping. The query is passed through as
-		// written: the driver unescapes the values it expects escaped, and
-		// re-encoding would break others (charset=utf8mb4,utf8).
-		dsn := user + ":" + pass + "@tcp(" + host + ")/" + name
-		if u.RawQuery != "" {
-			dsn += "?" + u.RawQuery
-		}
-		redacted := url.URL{Scheme: "mysql", User: url.User(user), Host: host, Path: "/" + name}
-		return Database{Driver: MySQL, DSN: dsn, Redacted: redacted.String()}, nil
+		return parseMySQLURL(raw)
 	default:
 		scheme := raw
 		if i := strings.Index(raw, ":"); i >= 0 {
@@ -251,6 +270,60 @@ func ParseDatabaseURL(raw string) (Database, error) {
 		}
 		return Database{}, fmt.Errorf("unknown scheme %q: use sqlite:PATH or mysql://USER:PASS@HOST:PORT/DB", scheme)
 	}
+}
+
+// parseSQLiteURL parses sqlite:PATH (or sqlite://PATH).
+func parseSQLiteURL(raw string) (Database, error) {
+	path := strings.TrimPrefix(raw, "sqlite:")
+	path = strings.TrimPrefix(path, "//")
+	if path == "" {
+		return Database{}, fmt.Errorf("sqlite: needs a file path, for example sqlite:petstore.db")
+	}
+	if strings.ContainsAny(path, "?#") {
+		return Database{}, fmt.Errorf("sqlite path %q must not contain ? or #", path)
+	}
+	return Database{Driver: SQLite, DSN: path, Redacted: "sqlite:" + path}, nil
+}
+
+// parseMySQLURL parses mysql://USER:PASS@HOST:PORT/DB?params into a
+// go-sql-driver DSN and a redacted URL.
+func parseMySQLURL(raw string) (Database, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Database{}, fmt.Errorf("not a valid mysql:// URL: %v", unwrapURLError(err))
+	}
+	if u.Hostname() == "" {
+		return Database{}, fmt.Errorf("mysql:// URL needs a host, as in mysql://USER:PASS@HOST:3306/DB")
+	}
+	port := u.Port()
+	if port == "" {
+		port = "3306"
+	} else if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return Database{}, fmt.Errorf("mysql:// URL has an invalid port %q", port)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	if name == "" || strings.Contains(name, "/") {
+		return Database{}, fmt.Errorf("mysql:// URL needs one database name as its path, as in mysql://USER:PASS@HOST:3306/petstore")
+	}
+	user, pass := "", ""
+	if u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+	if user == "" || strings.Contains(user, ":") {
+		return Database{}, fmt.Errorf("mysql:// URL needs a user without ':', as in mysql://USER:PASS@HOST:3306/DB")
+	}
+	host := net.JoinHostPort(u.Hostname(), port)
+	// go-sql-driver splits USER:PASS@ at the first colon and the last @,
+	// so the password needs no escaping. The query is passed through as
+	// written: the driver unescapes the values it expects escaped, and
+	// re-encoding would break others (charset=utf8mb4,utf8).
+	dsn := user + ":" + pass + "@tcp(" + host + ")/" + name
+	if u.RawQuery != "" {
+		dsn += "?" + u.RawQuery
+	}
+	redacted := url.URL{Scheme: "mysql", User: url.User(user), Host: host, Path: "/" + name}
+	return Database{Driver: MySQL, DSN: dsn, Redacted: redacted.String()}, nil
 }
 
 // unwrapURLError drops the *url.Error wrapper, whose text repeats the whole
@@ -262,26 +335,28 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func positiveInt(v string, def int) (int, error) {
-	v = strings.TrimSpace(v)
+// positiveInt reads a whole number of at least 1; unset gives def.
+func positiveInt(getenv func(string) string, name string, def int) (int, error) {
+	v := value(getenv, name)
 	if v == "" {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("%q is not a positive whole number", v)
+		return 0, &Error{name, fmt.Sprintf("%q is not a positive whole number", v)}
 	}
 	return n, nil
 }
 
-func positiveDuration(v string, def time.Duration) (time.Duration, error) {
-	v = strings.TrimSpace(v)
+// positiveDuration reads a duration above zero; unset gives def.
+func positiveDuration(getenv func(string) string, name string, def time.Duration) (time.Duration, error) {
+	v := value(getenv, name)
 	if v == "" {
 		return def, nil
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration (for example 30s or 5m)", v)
+		return 0, &Error{name, fmt.Sprintf("%q is not a positive duration (for example 30s or 5m)", v)}
 	}
 	return d, nil
 }

@@ -32,6 +32,7 @@ func defaults() config.Config {
 		},
 		RateLimitRPS:   50,
 		RateLimitBurst: 100,
+		LogFormat:      config.LogText,
 	}
 }
 
@@ -42,7 +43,7 @@ func TestLoadDefaults(t *testing.T) {
 		env  map[string]string
 	}{
 		{"nothing set", nil},
-		{"empty values", map[string]string{"LISTEN_ADDR": "", "DATABASE_URL": "", "PETSTORE_PUBLIC_URL": "", "TRUSTED_PROXIES": "", "DATABASE_MAX_OPEN_CONNS": ""}},
+		{"empty values", map[string]string{"LISTEN_ADDR": "", "DATABASE_URL": "", "PETSTORE_PUBLIC_URL": "", "TRUSTED_PROXIES": "", "DATABASE_MAX_OPEN_CONNS": "", "LOG_FORMAT": ""}},
 		{"blank values", map[string]string{"LISTEN_ADDR": "  ", "DATABASE_URL": " \t", "DATABASE_CONNECT_TIMEOUT": " "}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +100,9 @@ func TestLoad(t *testing.T) {
 		{"trusted proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.1, 192.168.0.0/16 ,::1,,fd00::/8"}, func(c *config.Config) {
 			c.TrustedProxies = []string{"10.0.0.1", "192.168.0.0/16", "::1", "fd00::/8"}
 		}},
+		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
+		{"json logs in capitals", map[string]string{"LOG_FORMAT": " JSON "}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
+		{"text logs named", map[string]string{"LOG_FORMAT": "Text"}, func(c *config.Config) { c.LogFormat = config.LogText }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,6 +291,8 @@ func TestLoadErrors(t *testing.T) {
 		{"trusted proxy bad cidr", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, "TRUSTED_PROXIES"},
 		{"trusted proxy bad ip", map[string]string{"TRUSTED_PROXIES": "300.1.1.1"}, "TRUSTED_PROXIES"},
 		{"newline in value", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,a\nb"}, "TRUSTED_PROXIES"},
+		{"log format misspelt", map[string]string{"LOG_FORMAT": "jsn"}, "LOG_FORMAT"},
+		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

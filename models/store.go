@@ -118,101 +118,136 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	var (
-		sqlDB      *sql.DB // the primary: MySQL's pool, SQLite's writer
-		readDB     *sql.DB // SQLite's readers; MySQL: sqlDB
-		createDB   *sql.DB // MySQL's pool for the API's creates
-		dialector  gorm.Dialector
-		err        error
-		migrateCfg *mysql.Config
-	)
+	p, err := openPools(o, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := waitForDB(ctx, p.primary, o.ConnectTimeout, log); err != nil {
+		p.close()
+		return nil, err
+	}
+	if err := p.openReplicas(o, log); err != nil {
+		p.close()
+		return nil, err
+	}
+	db, err := p.openGORM(o, log)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	cost := o.PasswordCost
+	if cost == 0 {
+		cost = defaultPasswordCost
+	}
+	return &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db,
+		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
+		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
+		passwordCost: cost, hashing: newHashLimiter(o.PasswordHashers)}, nil
+}
+
+// pools are the database/sql pools a Store runs on, while Open builds them.
+type pools struct {
+	primary *sql.DB // MySQL's pool, SQLite's writer
+	read    *sql.DB // SQLite's readers; on MySQL, primary
+	create  *sql.DB // MySQL's pool for the API's creates; nil on SQLite
+	// dialector is GORM's way to the primary.
+	dialector gorm.Dialector
+	// migrateCfg opens the migrations' own connection on MySQL; nil on SQLite.
+	migrateCfg *mysql.Config
+	replicas   []*sql.DB
+	replicaDia []gorm.Dialector
+}
+
+// openPools opens the pools of o.Driver; none of them has connected yet.
+func openPools(o Options, log *slog.Logger) (*pools, error) {
 	switch o.Driver {
 	case DriverSQLite:
-		if sqlDB, err = sql.Open(sqliteDriver, sqliteDSN(o.DSN, true)); err != nil {
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		sqlDB.SetMaxOpenConns(1)
-		sqlDB.SetMaxIdleConns(1)
-		if readDB, err = sql.Open(sqliteDriver, sqliteDSN(o.DSN, false)); err != nil {
-			sqlDB.Close()
-			return nil, fmt.Errorf("open sqlite: %w", err)
-		}
-		o.sizePool(readDB)
-		// SQLite reads use the CPU, not the network: more readers than
-		// a few per CPU only queue in SQLite instead of in Go, each
-		// holding a page cache of its own (up to 2 MiB).
-		if n := sqliteMaxReaders(); o.MaxOpenConns == 0 || o.MaxOpenConns > n {
-			readDB.SetMaxOpenConns(n)
-			readDB.SetMaxIdleConns(n)
-		}
-		dialector = gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: sqlDB})
+		return openSQLite(o)
 	case DriverMySQL:
-		var cfg *mysql.Config
-		sqlDB, cfg, err = openMySQL(o.DSN, log)
-		if err != nil {
-			return nil, err
-		}
-		migrateCfg = cfg.Clone()
-		// Migrations may run long statements (an ALTER of a big table):
-		// their own connection has no read or write timeout.
-		migrateCfg.ReadTimeout, migrateCfg.WriteTimeout = 0, 0
-		dialector = gormmysql.New(gormmysql.Config{Conn: sqlDB})
-		o.sizePool(sqlDB)
-		readDB = sqlDB
-		createCfg := cfg.Clone()
-		createCfg.MultiStatements, createCfg.InterpolateParams = true, true
-		connector, err := mysql.NewConnector(createCfg)
-		if err != nil {
-			sqlDB.Close()
-			return nil, fmt.Errorf("open mysql: %w", err)
-		}
-		createDB = sql.OpenDB(connector)
-		o.sizePool(createDB)
+		return openMySQLPools(o, log)
 	default:
 		return nil, fmt.Errorf("unknown database driver %q", o.Driver)
 	}
-	var (
-		replicas   []*sql.DB
-		replicaDia []gorm.Dialector
-	)
-	closeAll := func() {
-		sqlDB.Close()
-		if createDB != nil {
-			createDB.Close()
-		}
-		if readDB != sqlDB {
-			readDB.Close()
-		}
-		for _, r := range replicas {
-			r.Close()
-		}
+}
+
+// openSQLite opens the writer and the readers on the file o.DSN.
+func openSQLite(o Options) (*pools, error) {
+	writer, err := sql.Open(sqliteDriver, sqliteDSN(o.DSN, true))
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
-	if err := waitForDB(ctx, sqlDB, o.ConnectTimeout, log); err != nil {
-		closeAll()
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	readers, err := sql.Open(sqliteDriver, sqliteDSN(o.DSN, false))
+	if err != nil {
+		writer.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	o.sizePool(readers)
+	// SQLite reads use the CPU, not the network: more readers than a few
+	// per CPU only queue in SQLite instead of in Go, each holding a page
+	// cache of its own (up to 2 MiB).
+	if n := sqliteMaxReaders(); o.MaxOpenConns == 0 || o.MaxOpenConns > n {
+		readers.SetMaxOpenConns(n)
+		readers.SetMaxIdleConns(n)
+	}
+	return &pools{primary: writer, read: readers,
+		dialector: gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: writer})}, nil
+}
+
+// openMySQLPools opens the primary pool on o.DSN and the pool of the API's
+// creates, and keeps the settings of the migrations' connection.
+func openMySQLPools(o Options, log *slog.Logger) (*pools, error) {
+	primary, cfg, err := openMySQL(o.DSN, log)
+	if err != nil {
 		return nil, err
 	}
+	o.sizePool(primary)
+	migrateCfg := cfg.Clone()
+	// Migrations may run long statements (an ALTER of a big table): their
+	// own connection has no read or write timeout.
+	migrateCfg.ReadTimeout, migrateCfg.WriteTimeout = 0, 0
+	createCfg := cfg.Clone()
+	createCfg.MultiStatements, createCfg.InterpolateParams = true, true
+	connector, err := mysql.NewConnector(createCfg)
+	if err != nil {
+		primary.Close()
+		return nil, fmt.Errorf("open mysql: %w", err)
+	}
+	create := sql.OpenDB(connector)
+	o.sizePool(create)
+	return &pools{primary: primary, read: primary, create: create, migrateCfg: migrateCfg,
+		dialector: gormmysql.New(gormmysql.Config{Conn: primary})}, nil
+}
+
+// openReplicas opens a pool per MySQL read replica (o.ReplicaDSNs).
+func (p *pools) openReplicas(o Options, log *slog.Logger) error {
 	if len(o.ReplicaDSNs) > 0 && o.Driver != DriverMySQL {
-		closeAll()
-		return nil, errors.New("read replicas need MySQL")
+		return errors.New("read replicas need MySQL")
 	}
 	for i, dsn := range o.ReplicaDSNs {
 		r, _, err := openMySQL(dsn, log)
 		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("replica %d: %w", i+1, err)
+			return fmt.Errorf("replica %d: %w", i+1, err)
 		}
 		o.sizePool(r)
-		replicas = append(replicas, r)
-		// A replica that is not up yet does not hold the start: the
-		// primary is what the service needs; reads sent to a dead
-		// replica answer 503 until it returns.
-		replicaDia = append(replicaDia, gormmysql.New(gormmysql.Config{Conn: r, SkipInitializeWithVersion: true}))
+		p.replicas = append(p.replicas, r)
+		// A replica that is not up yet does not hold the start: the primary
+		// is what the service needs; reads sent to a dead replica answer 503
+		// until it returns.
+		p.replicaDia = append(p.replicaDia, gormmysql.New(gormmysql.Config{Conn: r, SkipInitializeWithVersion: true}))
 	}
+	return nil
+}
+
+// openGORM opens GORM over the pools and routes its reads: some pet reads
+// to the MySQL replicas, or every plain read to SQLite's readers.
+func (p *pools) openGORM(o Options, log *slog.Logger) (*gorm.DB, error) {
 	slow := o.SlowThreshold
 	if slow <= 0 {
 		slow = defaultSlowThreshold
 	}
-	db, err := gorm.Open(dialector, &gorm.Config{
+	db, err := gorm.Open(p.dialector, &gorm.Config{
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
 		// GORM prepares each statement it builds once per pool and keeps
@@ -229,35 +264,40 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		NowFunc: func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
-		closeAll()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	switch {
-	case len(replicaDia) > 0:
+	case len(p.replicaDia) > 0:
 		// Only the pets table's reads are routed (the forced-index name is
 		// how ListPets names it when it filters by status), and of those
 		// only the ones that ask for it (PetQuery.AllowStale).
-		resolver := dbresolver.Register(dbresolver.Config{Replicas: replicaDia, Policy: dbresolver.RandomPolicy{}},
+		resolver := dbresolver.Register(dbresolver.Config{Replicas: p.replicaDia, Policy: dbresolver.RandomPolicy{}},
 			"pets", petsByStatus)
 		if err := db.Use(resolver); err != nil {
-			closeAll()
 			return nil, fmt.Errorf("read replicas: %w", err)
 		}
-	case readDB != sqlDB:
+	case p.read != p.primary:
 		// SQLite: every table's plain reads go to the readers.
-		readers := gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: readDB})
+		readers := gormsqlite.New(gormsqlite.Config{DriverName: sqliteDriver, Conn: p.read})
 		if err := db.Use(dbresolver.Register(dbresolver.Config{Replicas: []gorm.Dialector{readers}})); err != nil {
-			closeAll()
 			return nil, fmt.Errorf("sqlite readers: %w", err)
 		}
 	}
-	cost := o.PasswordCost
-	if cost == 0 {
-		cost = defaultPasswordCost
+	return db, nil
+}
+
+// close closes every pool.
+func (p *pools) close() error {
+	for _, r := range p.replicas {
+		r.Close()
 	}
-	s := &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db, sqlDB: sqlDB, readDB: readDB, createDB: createDB, driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, migrateCfg: migrateCfg, replicas: replicas, hashing: newHashLimiter(o.PasswordHashers)}
-	return s, nil
+	if p.read != p.primary {
+		p.read.Close()
+	}
+	if p.create != nil {
+		p.create.Close()
+	}
+	return p.primary.Close()
 }
 
 // Bounds of GORM's prepared-statement cache, per pool.
@@ -437,7 +477,9 @@ func (l slowQueriesOnly) Trace(ctx context.Context, begin time.Time, fc func() (
 	}
 }
 
-// Driver returns the driver name the store was opened with.
+// Driver returns the driver the store was opened with (DriverSQLite or
+// DriverMySQL). It is a test hook: tests use it to expect what differs by
+// engine; the program itself knows its driver from the configuration.
 func (s *Store) Driver() string { return s.driver }
 
 // SetClock replaces the store's clock; tests use it to pin times.
@@ -451,19 +493,11 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection pool.
+// Close closes the connection pools.
 func (s *Store) Close() error {
 	s.closeHot()
-	for _, r := range s.replicas {
-		r.Close()
-	}
-	if s.readDB != s.sqlDB {
-		s.readDB.Close()
-	}
-	if s.createDB != nil {
-		s.createDB.Close()
-	}
-	return s.sqlDB.Close()
+	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
+	return p.close()
 }
 
 // SQLDB exposes the primary pool: MySQL's, or SQLite's single writer.

@@ -13,11 +13,10 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/gin-gonic/gin"
 
 	"petstore/models"
 	"petstore/models/modelstest"
-	"petstore/web"
+	"petstore/server"
 )
 
 func TestMain(m *testing.M) { modelstest.Main(m) }
@@ -36,24 +35,18 @@ type env struct {
 	clock atomic.Pointer[time.Time]
 }
 
-// newEnv starts the console with a fresh database holding one staff account.
+// newEnv starts the console (with the rest of the product, as serve does)
+// over a fresh database holding one staff account.
 func newEnv(t *testing.T, store *models.Store) *env {
 	t.Helper()
 	e := &env{t: t, store: store}
 	now := time.Now()
 	e.clock.Store(&now)
-	w, err := web.New(context.Background(), store, web.Options{Now: func() time.Time { return *e.clock.Load() }})
+	h, err := server.New(context.Background(), server.Deps{Store: store, Now: func() time.Time { return *e.clock.Load() }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gin.SetMode(gin.ReleaseMode)
-	r := gin.New()
-	r.HandleMethodNotAllowed = true
-	r.Use(gin.CustomRecoveryWithWriter(io.Discard, w.Recover))
-	w.Register(r)
-	r.NoRoute(w.NotFound)
-	r.NoMethod(w.MethodNotAllowed)
-	e.srv = httptest.NewServer(r)
+	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
 	if _, err := store.CreateUser(context.Background(), staffName, staffPassword, "test"); err != nil {
 		t.Fatal(err)

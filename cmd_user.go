@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"petstore/models"
+)
+
+func (c cli) userCreate(ctx context.Context, args []string) int {
+	var username string
+	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input: at least 12 characters, not a common password, not the username, not one character repeated.", args,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&username, "username", "", "the new account's username (required)")
+		})
+	if !ok {
+		return code
+	}
+	if username == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	line, err := bufio.NewReader(c.stdin).ReadString('\n')
+	if err != nil && !(errors.Is(err, io.EOF) && line != "") {
+		return c.fail(errors.New("no password on standard input: pipe it in, as in: echo 'a long password' | petstore user create --username NAME"))
+	}
+	password := strings.TrimRight(line, "\r\n")
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	u, err := store.CreateUser(ctx, username, password, "cli")
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	fmt.Fprintf(c.stdout, "created staff account %s (id %d)\n", u.Username, u.ID)
+	return 0
+}
+
+func (c cli) userList(ctx context.Context, args []string) int {
+	if _, code, ok := c.flags("user list", "Lists the staff accounts: id, username, state (enabled, disabled, or must-change-password after a reset) and creation time.", args, nil); !ok {
+		return code
+	}
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	users, err := store.ListUsers(ctx)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUSERNAME\tSTATE\tCREATED")
+	for _, u := range users {
+		state := "enabled"
+		switch {
+		case u.Disabled():
+			state = "disabled"
+		case u.MustChangePassword:
+			state = "must-change-password"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", u.ID, u.Username, state, u.CreatedAt.Format(time.RFC3339))
+	}
+	tw.Flush()
+	return 0
+}
+
+// userAction parses --username for a command that acts on one account,
+// opens the store, finds the account and runs act on it. An unknown
+// account is one line on stderr and exit code 1; bad usage is exit code 2.
+func (c cli) userAction(ctx context.Context, name, synopsis string, args []string, act func(*models.Store, models.User) int) int {
+	var username string
+	fs, code, ok := c.flags(name+" --username NAME", synopsis, args, func(fs *flag.FlagSet) {
+		fs.StringVar(&username, "username", "", "the account's username (required)")
+	})
+	if !ok {
+		return code
+	}
+	if username == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	u, err := store.FindUser(ctx, username)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	return act(store, u)
+}
+
+func (c cli) userDisable(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user disable", "Disables a staff account: its console sessions end at once and its sign-in is refused. "+
+		"API keys it created keep working until revoked (petstore apikey list). The last enabled account cannot be disabled.", args,
+		func(store *models.Store, u models.User) int {
+			u, err := store.DisableUser(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintf(c.stdout, "disabled staff account %s (id %d): its sessions have ended; its API keys keep working until revoked\n", u.Username, u.ID)
+			return 0
+		})
+}
+
+func (c cli) userEnable(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user enable", "Enables a disabled staff account: it can sign in again with its password.", args,
+		func(store *models.Store, u models.User) int {
+			u, err := store.EnableUser(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintf(c.stdout, "enabled staff account %s (id %d)\n", u.Username, u.ID)
+			return 0
+		})
+}
+
+func (c cli) userResetPassword(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user reset-password", "Gives a staff account a random one-time password and prints it alone on stdout; it is shown only this once. "+
+		"The account's sessions end, and at its next sign-in it must choose a new password.", args,
+		func(store *models.Store, u models.User) int {
+			_, password, err := store.ResetPassword(ctx, u.ID, "cli")
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintln(c.stdout, password)
+			return 0
+		})
+}
