@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -68,13 +69,11 @@ func (e *Error) Field(name string) string {
 	return ""
 }
 
-// Sentinel errors for callers that test with errors.Is.
-var (
-	ErrNotFound     = &Error{Code: CodeNotFound, Message: "The requested resource was not found."}
-	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "A valid API key is required: send Authorization: Bearer <API_KEY>."}
-)
+// ErrUnauthorized is the answer to a missing, unknown or revoked API key.
+var ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "A valid API key is required: send Authorization: Bearer <API_KEY>."}
 
-// Is makes errors.Is(err, ErrNotFound) match any *Error with the same code.
+// Is makes errors.Is(err, ErrUnauthorized) match any *Error with the same
+// code, whatever its message.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code
@@ -104,6 +103,17 @@ func (v *validation) err() error {
 		msg = "The request has invalid fields: see details."
 	}
 	return &Error{Code: CodeInvalidRequest, Message: msg, Fields: v.fields}
+}
+
+// fieldError is the refusal of one input field.
+func fieldError(field, msg string) error {
+	return &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{field, msg}}}
+}
+
+// notFound is the one answer for an id that names nothing, such as
+// "No pet has id 5.".
+func notFound(what string, id int64) error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("No %s has id %d.", what, id)}
 }
 
 func internal(msg string, err error) error {

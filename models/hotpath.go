@@ -191,7 +191,7 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 	var p Pet
 	err = h.primary.get.QueryRowContext(ctx, id).Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Pet{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No pet has id %d.", id)}
+		return Pet{}, notFound("pet", id)
 	}
 	if err != nil {
 		return Pet{}, s.dbErr("get pet", err)

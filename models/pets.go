@@ -12,6 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/plugin/dbresolver"
 )
 
@@ -231,7 +233,7 @@ func ValidateSearch(raw string) (string, error) {
 	q := strings.TrimSpace(raw)
 	if utf8.RuneCountInString(q) > MaxSearchLength {
 		msg := fmt.Sprintf("Search text must be at most %d characters.", MaxSearchLength)
-		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldSearch, msg}}}
+		return "", fieldError(FieldSearch, msg)
 	}
 	return q, nil
 }
@@ -353,4 +355,36 @@ func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
 		}
 	}
 	return pets, more, nil
+}
+
+// UpdatePetStatus changes a pet's status and records who did it and when.
+// Setting the status it already has changes nothing.
+func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
+	if _, ok := ParseStatus(string(status)); !ok {
+		return Pet{}, fieldError(FieldStatus, StatusMessage)
+	}
+	var p Pet
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&p).Error; err != nil {
+			return err
+		}
+		if p.Status == status {
+			return nil
+		}
+		now := s.now()
+		old := p.Status
+		if err := tx.Model(&Pet{}).Where("id = ?", id).Updates(map[string]any{"status": status, "updated_at": now}).Error; err != nil {
+			return err
+		}
+		p.Status, p.UpdatedAt = status, now
+		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetStatusChanged, TargetType: TargetPet,
+			TargetID: id, Detail: fmt.Sprintf("%s -> %s", old, status)}).Error
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Pet{}, notFound("pet", id)
+	}
+	if err != nil {
+		return Pet{}, s.dbErr("update pet status", err)
+	}
+	return p, nil
 }

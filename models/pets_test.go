@@ -157,7 +157,7 @@ func TestCreateGetPet(t *testing.T) {
 			}
 		}
 		_, err := s.GetPet(ctx, 999999)
-		if !errors.Is(err, models.ErrNotFound) {
+		if !errors.Is(err, &models.Error{Code: models.CodeNotFound}) || err.Error() != "not_found: No pet has id 999999." {
 			t.Fatalf("GetPet(missing) = %v, want not_found", err)
 		}
 	})
@@ -311,6 +311,41 @@ func TestListPetsSearchBounded(t *testing.T) {
 		}
 		if _, err := models.ValidateSearch(strings.Repeat("é", 201)); models.ErrorCode(err) != models.CodeInvalidRequest {
 			t.Errorf("ValidateSearch of 201 characters: %v", err)
+		}
+	})
+}
+
+func TestUpdatePetStatus(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		p, err := s.CreatePet(ctx, models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		changes := func() (n int) {
+			t.Helper()
+			err := s.SQLDB().QueryRow("SELECT COUNT(*) FROM audit_events WHERE action = ? AND target_id = ?", models.ActionPetStatusChanged, p.ID).Scan(&n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		got, err := s.UpdatePetStatus(ctx, p.ID, models.StatusSold, "alice")
+		if err != nil || got.Status != models.StatusSold || got.Name != "Rex" || changes() != 1 {
+			t.Fatalf("UpdatePetStatus = %+v, %v; %d changes recorded", got, err, changes())
+		}
+		// The status it already has changes nothing and records nothing.
+		if got, err := s.UpdatePetStatus(ctx, p.ID, models.StatusSold, "bob"); err != nil || got.Status != models.StatusSold || changes() != 1 {
+			t.Fatalf("same status again = %+v, %v; %d changes recorded", got, err, changes())
+		}
+		var e *models.Error
+		if _, err := s.UpdatePetStatus(ctx, p.ID, "lost", "alice"); !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Field(models.FieldStatus) != models.StatusMessage {
+			t.Errorf("unknown status: %v, want invalid_request on status", err)
+		}
+		missing := p.ID + 1000
+		if _, err := s.UpdatePetStatus(ctx, missing, models.StatusPending, "alice"); err == nil || err.Error() != "not_found: No pet has id "+strconv.FormatInt(missing, 10)+"." {
+			t.Errorf("missing pet: %v, want not_found", err)
 		}
 	})
 }

@@ -140,7 +140,7 @@ func apiKeyRow(k models.APIKey) templates.APIKeyRow {
 	if k.LastUsedAt != nil {
 		row.LastUsed = formatTime(*k.LastUsedAt)
 	}
-	if k.RevokedAt != nil {
+	if k.Revoked() {
 		row.Revoked = formatTime(*k.RevokedAt)
 	}
 	return row

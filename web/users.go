@@ -97,7 +97,7 @@ func (w *Web) createUser(c *gin.Context) {
 	}
 	if ok {
 		v.Add = templates.StaffAddForm{Username: username,
-			UsernameError: invalid.Field("username"), PasswordError: invalid.Field("password")}
+			UsernameError: invalid.Field(models.FieldUsername), PasswordError: invalid.Field(models.FieldPassword)}
 		if isHTMX(c) {
 			w.render(c, http.StatusUnprocessableEntity, templ.Join(templates.StaffSection(w.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
 			return
@@ -123,8 +123,7 @@ func (w *Web) changePassword(c *gin.Context) {
 	forced := currentUser(c).MustChangePassword
 	u, err := w.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP())
 	if invalid, ok := invalidFields(err); ok && forced {
-		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength,
-			Password: templates.PasswordForm{CurrentError: invalid.Field("current"), NewError: invalid.Field("new")}}
+		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength, Password: passwordForm(invalid)}
 		w.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(w.page(c, "Choose a new password", ""), v))
 		return
 	}
@@ -134,7 +133,7 @@ func (w *Web) changePassword(c *gin.Context) {
 			w.fail(c, verr)
 			return
 		}
-		v.Password = templates.PasswordForm{CurrentError: invalid.Field("current"), NewError: invalid.Field("new")}
+		v.Password = passwordForm(invalid)
 		w.render(c, http.StatusUnprocessableEntity, templates.StaffPage(w.page(c, "Staff", "users"), v))
 		return
 	}
@@ -155,6 +154,12 @@ func (w *Web) changePassword(c *gin.Context) {
 	}
 	flash(c, "success", "Your password was changed. Other sessions of your account have been signed out.")
 	c.Redirect(http.StatusSeeOther, Prefix+"/users")
+}
+
+// passwordForm shows a refused password change beside the form's fields
+// "current" and "new".
+func passwordForm(invalid *models.Error) templates.PasswordForm {
+	return templates.PasswordForm{CurrentError: invalid.Field(models.FieldCurrentPassword), NewError: invalid.Field(models.FieldNewPassword)}
 }
 
 // staffView lists the accounts, marking the signed-in one.
@@ -228,7 +233,7 @@ func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, e
 		return v, err
 	}
 	for _, k := range keys {
-		if k.CreatedBy == u.Username && k.RevokedAt == nil {
+		if k.CreatedBy == u.Username && !k.Revoked() {
 			v.Keys = append(v.Keys, apiKeyRow(k))
 		}
 	}
