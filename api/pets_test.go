@@ -193,6 +193,7 @@ func TestListPetsRejectsBadParameters(t *testing.T) {
 			{"status=lost", "status"}, {"status=SOLD", "status"}, {"status=", "status"},
 			{"status=available%27%20OR%201=1--", "status"},
 			{"after=abc", "after"}, {"after=-1", "after"}, {"after=1.5", "after"}, {"after=9223372036854775808", "after"},
+			{"after=%2B5", "after"}, {"after=+5", "after"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.query, func(t *testing.T) {

@@ -240,39 +240,6 @@ func insertWordsSQL(verb string, n int) string {
 	return b.String()
 }
 
-// PetPage is one page of a pet listing and where the listing goes on.
-type PetPage struct {
-	// Pets are in id order, lowest first, whatever the paging direction.
-	Pets []Pet
-	// More reports that more pets may follow in the paging direction.
-	More bool
-	// Resume, when not 0, is where a name search stopped on its budget
-	// before filling the page: more matches may lie beyond it, and the
-	// listing continues from it (exclusive) rather than from the last pet
-	// shown. More is then true.
-	Resume int64
-}
-
-// ListPetsPage returns one page of pets, as ListPets does; a name search
-// (q.NameContains) may also stop on its budget and say where to resume.
-func (s *Store) ListPetsPage(ctx context.Context, q PetQuery) (PetPage, error) {
-	if q.NameContains == "" {
-		pets, more, err := s.ListPets(ctx, q)
-		return PetPage{Pets: pets, More: more}, err
-	}
-	if _, err := ValidateSearch(q.NameContains); err != nil {
-		return PetPage{}, err
-	}
-	if q.Limit < 1 || q.Limit > MaxPageLimit {
-		q.Limit = DefaultPageLimit
-	}
-	page, err := s.searchPets(ctx, q)
-	if err != nil {
-		return PetPage{}, s.dbErr("search pets", err)
-	}
-	return page, nil
-}
-
 // searchMode is how a search reads its candidates.
 type searchMode int
 

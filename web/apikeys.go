@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
@@ -126,8 +125,8 @@ func (w *Web) findAPIKey(c *gin.Context) (models.APIKey, error) {
 // apiKeyID reads the :id parameter; anything but a positive integer is a
 // key that does not exist.
 func apiKeyID(c *gin.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
 		return 0, &models.Error{Code: models.CodeNotFound, Message: "There is no API key with this id."}
 	}
 	return id, nil

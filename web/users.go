@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -242,8 +241,8 @@ func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, e
 
 // findMember returns the account named by the :id parameter.
 func (w *Web) findMember(c *gin.Context) (models.User, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
 		return models.User{}, &models.Error{Code: models.CodeNotFound, Message: "There is no staff member with this id."}
 	}
 	return w.store.GetUser(c.Request.Context(), id)
