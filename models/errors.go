@@ -11,19 +11,17 @@ import (
 // contract: clients switch on it, so values are only ever added.
 type Code string
 
-// The error codes. Each maps to one HTTP status in the api package.
+// The error codes of this package's answers. Each maps to one HTTP status
+// in package httpcode, which also holds the codes only HTTP knows (such as
+// method_not_allowed).
 const (
-	CodeInvalidRequest       Code = "invalid_request"
-	CodeUnauthorized         Code = "unauthorized"
-	CodeNotFound             Code = "not_found"
-	CodeMethodNotAllowed     Code = "method_not_allowed"
-	CodeGone                 Code = "gone"
-	CodePayloadTooLarge      Code = "payload_too_large"
-	CodeUnsupportedMediaType Code = "unsupported_media_type"
-	CodeConflict             Code = "conflict"
-	CodeRateLimited          Code = "rate_limited"
-	CodeInternal             Code = "internal"
-	CodeUnavailable          Code = "unavailable"
+	CodeInvalidRequest Code = "invalid_request"
+	CodeUnauthorized   Code = "unauthorized"
+	CodeNotFound       Code = "not_found"
+	CodeConflict       Code = "conflict"
+	CodeRateLimited    Code = "rate_limited"
+	CodeInternal       Code = "internal"
+	CodeUnavailable    Code = "unavailable"
 )
 
 // FieldError names one bad input field and says what is wrong with it.

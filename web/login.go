@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/templates"
 )
@@ -42,7 +43,7 @@ func (w *Web) login(c *gin.Context) {
 				msg = e.Message
 			}
 		case errors.As(err, &e) && e.RetryAfter > 0:
-			status, msg = statusOf[e.Code], e.Message
+			status, msg = httpcode.Status(e.Code), e.Message
 			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
 		default:
 			w.fail(c, err)

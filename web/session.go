@@ -14,6 +14,7 @@ import (
 	"github.com/gin-contrib/sessions"
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/templates"
 )
@@ -87,40 +88,39 @@ func (w *Web) checkCSRF(c *gin.Context) {
 		c.Next()
 		return
 	}
-	refuse := func() {
-		v := templates.ErrorView{Status: http.StatusForbidden, Heading: "Request refused",
-			Message: "This form has expired or came from another site, so nothing was changed. Go back, reload the page and try again."}
-		w.render(c, http.StatusForbidden, templates.ErrorPage(w.page(c, v.Heading, ""), v))
-		c.Abort()
-	}
 	if err := w.origin.Check(c.Request); err != nil {
-		refuse()
+		w.fail(c, errForged)
 		return
 	}
 	// Console forms are small: cap the body before anything reads it.
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
 	if err := c.Request.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		status, v := http.StatusBadRequest, templates.ErrorView{Heading: "Request refused", Message: "The form could not be read, so nothing was changed."}
-		if errors.As(err, &tooBig) {
-			status, v.Message = http.StatusRequestEntityTooLarge, "The form is too large, so nothing was changed."
-		}
-		v.Status = status
-		w.render(c, status, templates.ErrorPage(w.page(c, v.Heading, ""), v))
-		c.Abort()
+		w.fail(c, formUnread(err))
 		return
 	}
-	s := session(c)
-	want, _ := s.Get(keyCSRF).(string)
+	want, _ := session(c).Get(keyCSRF).(string)
 	got := c.GetHeader("X-CSRF-Token")
 	if got == "" {
 		got = c.PostForm("csrf_token")
 	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		refuse()
+		w.fail(c, errForged)
 		return
 	}
 	c.Next()
+}
+
+// errForged refuses a form that came from another site or lacks the
+// session's token.
+var errForged = refuse(httpcode.Forbidden, "Request refused",
+	"This form has expired or came from another site, so nothing was changed. Go back, reload the page and try again.")
+
+// formUnread refuses a form body that could not be read.
+func formUnread(err error) error {
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return refuse(httpcode.PayloadTooLarge, "Request refused", "The form is too large, so nothing was changed.")
+	}
+	return refuse(models.CodeInvalidRequest, "Request refused", "The form could not be read, so nothing was changed.")
 }
 
 // MaxFormBytes caps the body of a console form.

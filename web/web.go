@@ -15,6 +15,7 @@ import (
 	"github.com/gin-contrib/sessions"
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/static"
 	"petstore/templates"
@@ -156,29 +157,37 @@ func isHTMX(c *gin.Context) bool {
 	return c.GetHeader("HX-Request") == "true" && c.GetHeader("HX-History-Restore-Request") != "true"
 }
 
-// statusOf maps error codes to HTTP statuses for pages.
-var statusOf = map[models.Code]int{
-	models.CodeInvalidRequest:   http.StatusBadRequest,
-	models.CodeUnauthorized:     http.StatusUnauthorized,
-	models.CodeNotFound:         http.StatusNotFound,
-	models.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
-	models.CodeConflict:         http.StatusConflict,
-	models.CodeRateLimited:      http.StatusTooManyRequests,
-	models.CodeUnavailable:      http.StatusServiceUnavailable,
+// refusal is a console refusal whose error page has a heading of its own
+// (a page that does not exist, a form refused), rather than the status's
+// name.
+type refusal struct {
+	heading string
+	err     *models.Error
 }
 
-// fail answers with the HTML error page for err. Errors that are not
-// *models.Error, or are internal, are logged and shown generically.
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refuse returns a refusal with the code (its status from httpcode's
+// table), the page's heading and its message.
+func refuse(code models.Code, heading, message string) error {
+	return &refusal{heading: heading, err: &models.Error{Code: code, Message: message}}
+}
+
+// fail answers with the HTML error page for err and aborts the chain: the
+// status from httpcode's table, which the API's JSON errors share. Every
+// console error page goes through it. Errors that are not *models.Error,
+// or are internal, are logged and shown generically.
 func (w *Web) fail(c *gin.Context, err error) {
 	var e *models.Error
 	if !errors.As(err, &e) {
 		e = &models.Error{Code: models.CodeInternal, Err: err}
 	}
-	status, ok := statusOf[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := httpcode.Status(e.Code)
 	v := templates.ErrorView{Status: status, Heading: http.StatusText(status), Message: e.Message}
+	if r := (*refusal)(nil); errors.As(err, &r) {
+		v.Heading = r.heading
+	}
 	switch {
 	case status == http.StatusServiceUnavailable:
 		v.Heading = "The store's database is not answering"
@@ -187,11 +196,9 @@ func (w *Web) fail(c *gin.Context, err error) {
 		v.Heading = "Something went wrong"
 		v.Message = "Something went wrong on our side. Please try again; if it keeps happening, tell the team that runs the console."
 	}
-	if status >= 500 {
-		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
-	}
 	p := w.page
 	if status >= 500 {
+		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
 		// The session may live in the database that is failing, or may
 		// not have loaded: render without saving it (no new CSRF token, no
 		// flash), so the page comes quickly and writes nothing.
@@ -217,15 +224,13 @@ func (w *Web) pageWithoutSession(c *gin.Context, title, section string) template
 // NotFound answers unknown console paths with an HTML 404.
 func (w *Web) NotFound(c *gin.Context) {
 	setPageHeaders(c)
-	v := templates.ErrorView{Status: http.StatusNotFound, Heading: "Page not found", Message: "There is no page at this address."}
-	w.render(c, http.StatusNotFound, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	w.fail(c, refuse(models.CodeNotFound, "Page not found", "There is no page at this address."))
 }
 
 // MethodNotAllowed answers a console path with a method it does not allow.
 func (w *Web) MethodNotAllowed(c *gin.Context) {
 	setPageHeaders(c)
-	v := templates.ErrorView{Status: http.StatusMethodNotAllowed, Heading: "Not allowed", Message: "This page cannot be used that way."}
-	w.render(c, http.StatusMethodNotAllowed, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	w.fail(c, refuse(httpcode.MethodNotAllowed, "Not allowed", "This page cannot be used that way."))
 }
 
 // Recover answers a panic on a console page with the generic error page.
