@@ -12,28 +12,28 @@ import (
 	"petstore/templates"
 )
 
-func (w *Web) registerAudit(r gin.IRouter) {
-	r.GET("/audit", w.listAudit)
+func (ui *Web) registerAudit(r gin.IRouter) {
+	r.GET("/audit", ui.listAudit)
 }
 
 // listAudit shows one page of the audit trail with its filters.
-func (w *Web) listAudit(c *gin.Context) {
+func (ui *Web) listAudit(c *gin.Context) {
 	action, actor, target := c.Query("action"), c.Query("actor"), c.Query("target")
 	v := templates.AuditView{Action: action, Actor: actor, Target: target, Actions: models.AuditActions,
 		Filtered: action != "" || actor != "" || target != ""}
 	q, err := models.ParseAuditQuery(action, actor, target, c.Query("before"))
 	if e := (*models.Error)(nil); errors.As(err, &e) {
 		v.Error = e.Message
-		w.render(c, http.StatusBadRequest, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+		ui.render(c, http.StatusBadRequest, templates.AuditPage(ui.page(c, "Audit trail", "audit"), v))
 		return
 	}
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	events, more, err := w.store.ListAuditEvents(c.Request.Context(), q)
+	events, more, err := ui.store.ListAuditEvents(c.Request.Context(), q)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	for _, ev := range events {
@@ -45,7 +45,7 @@ func (w *Web) listAudit(c *gin.Context) {
 	if q.Before > 0 {
 		v.NewestURL = auditURL(v, 0)
 	}
-	w.render(c, http.StatusOK, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+	ui.render(c, http.StatusOK, templates.AuditPage(ui.page(c, "Audit trail", "audit"), v))
 }
 
 // auditURL returns the URL of the audit trail with the view's filters,

@@ -13,10 +13,10 @@ import (
 	"petstore/templates"
 )
 
-func (w *Web) registerPets(r gin.IRouter) {
-	r.GET("/pets", w.listPets)
-	r.POST("/pets", w.createPet)
-	r.POST("/pets/:id/status", w.updatePetStatus)
+func (ui *Web) registerPets(r gin.IRouter) {
+	r.GET("/pets", ui.listPets)
+	r.POST("/pets", ui.createPet)
+	r.POST("/pets/:id/status", ui.updatePetStatus)
 }
 
 // petsPageSize is how many pets a console page shows.
@@ -43,14 +43,14 @@ func petsURL(l models.PetListing, key string, id int64) string {
 
 // petTable reads one page of the listing, newest first, with the links to
 // its neighbours; changed is a pet to highlight.
-func (w *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (templates.PetTableView, error) {
-	page, err := w.store.ListPetsNewestFirst(c.Request.Context(), l, petsPageSize)
+func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (templates.PetTableView, error) {
+	page, err := ui.store.ListPetsNewestFirst(c.Request.Context(), l, petsPageSize)
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
 	t := templates.PetTableView{
 		Filtered:  l.Status != "" || l.Search != "",
-		CSRFToken: w.csrfToken(c),
+		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
 	}
 	for _, p := range page.Pets {
@@ -98,53 +98,53 @@ func formatTime(t time.Time) string {
 }
 
 // listPets shows the pets page, or for htmx only the table region.
-func (w *Web) listPets(c *gin.Context) {
+func (ui *Web) listPets(c *gin.Context) {
 	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	l, err := models.ParsePetListing(params)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	table, err := w.petTable(c, l, 0)
+	table, err := ui.petTable(c, l, 0)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	if isHTMX(c) && c.GetHeader("HX-Target") == "pets-table" {
-		w.render(c, http.StatusOK, templates.PetTable(table))
+		ui.render(c, http.StatusOK, templates.PetTable(table))
 		return
 	}
-	p := w.page(c, "Pets", "pets")
+	p := ui.page(c, "Pets", "pets")
 	filter := templates.PetFilter{Status: string(l.Status), Query: l.Search}
 	v := templates.PetsView{Filter: filter, Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken}}
-	w.render(c, http.StatusOK, templates.PetsPage(p, v))
+	ui.render(c, http.StatusOK, templates.PetsPage(p, v))
 }
 
 // createPet adds a pet with the API's validation rules.
-func (w *Web) createPet(c *gin.Context) {
+func (ui *Web) createPet(c *gin.Context) {
 	status := c.PostForm("status")
 	in := models.PetInput{Name: c.PostForm("name"), CategoryID: c.PostForm("categoryId")}
 	if _, ok := c.GetPostForm("status"); ok {
 		in.Status = &status
 	}
-	form := templates.PetFormView{Name: in.Name, CategoryID: in.CategoryID, Status: status, CSRFToken: w.csrfToken(c)}
+	form := templates.PetFormView{Name: in.Name, CategoryID: in.CategoryID, Status: status, CSRFToken: ui.csrfToken(c)}
 	np, err := in.Validate()
 	if e, ok := invalidFields(err); ok {
 		form.Errors = fieldErrors(e)
-		w.petFormFailed(c, form)
+		ui.petFormFailed(c, form)
 		return
 	}
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	pet, err := w.store.CreatePet(c.Request.Context(), np, currentUser(c).Username)
+	pet, err := ui.store.CreatePet(c.Request.Context(), np, currentUser(c).Username)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	msg := fmt.Sprintf("Added %s (id %d).", pet.Name, pet.ID)
@@ -153,12 +153,12 @@ func (w *Web) createPet(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, Prefix+"/pets")
 		return
 	}
-	table, err := w.petTable(c, shownListing(c), pet.ID)
+	table, err := ui.petTable(c, shownListing(c), pet.ID)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	w.render(c, http.StatusOK, templates.PetFormResponse(templates.PetFormView{CSRFToken: form.CSRFToken}, &table,
+	ui.render(c, http.StatusOK, templates.PetFormResponse(templates.PetFormView{CSRFToken: form.CSRFToken}, &table,
 		templates.Flash{Kind: "success", Text: msg}))
 }
 
@@ -179,20 +179,20 @@ func shownListing(c *gin.Context) models.PetListing {
 }
 
 // petFormFailed shows the add form again with its errors and what was typed.
-func (w *Web) petFormFailed(c *gin.Context, form templates.PetFormView) {
+func (ui *Web) petFormFailed(c *gin.Context, form templates.PetFormView) {
 	if isHTMX(c) {
-		w.render(c, http.StatusUnprocessableEntity, templates.PetFormResponse(form, nil,
+		ui.render(c, http.StatusUnprocessableEntity, templates.PetFormResponse(form, nil,
 			templates.Flash{Kind: "error", Text: "The pet was not added: correct the fields marked below."}))
 		return
 	}
-	table, err := w.petTable(c, models.PetListing{}, 0)
+	table, err := ui.petTable(c, models.PetListing{}, 0)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	p := w.page(c, "Pets", "pets")
+	p := ui.page(c, "Pets", "pets")
 	p.Flash = templates.Flash{Kind: "error", Text: "The pet was not added: correct the fields marked below."}
-	w.render(c, http.StatusUnprocessableEntity, templates.PetsPage(p, templates.PetsView{Table: table, Form: form}))
+	ui.render(c, http.StatusUnprocessableEntity, templates.PetsPage(p, templates.PetsView{Table: table, Form: form}))
 }
 
 // fieldErrors turns validation errors into messages by field name.
@@ -205,27 +205,27 @@ func fieldErrors(e *models.Error) map[string]string {
 }
 
 // updatePetStatus changes a pet's status from its row.
-func (w *Web) updatePetStatus(c *gin.Context) {
+func (ui *Web) updatePetStatus(c *gin.Context) {
 	id, ok := models.ParseID(c.Param("id"))
 	if !ok {
-		w.fail(c, &models.Error{Code: models.CodeNotFound, Message: "There is no such pet."})
+		ui.fail(c, &models.Error{Code: models.CodeNotFound, Message: "There is no such pet."})
 		return
 	}
 	st, ok := models.ParseStatus(c.PostForm("status"))
 	if !ok {
-		w.fail(c, &models.Error{Code: models.CodeInvalidRequest, Message: models.StatusMessage})
+		ui.fail(c, &models.Error{Code: models.CodeInvalidRequest, Message: models.StatusMessage})
 		return
 	}
-	pet, err := w.store.UpdatePetStatus(c.Request.Context(), id, st, currentUser(c).Username)
+	pet, err := ui.store.UpdatePetStatus(c.Request.Context(), id, st, currentUser(c).Username)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	msg := fmt.Sprintf("%s is now %s.", pet.Name, pet.Status)
 	if isHTMX(c) {
 		row := petRow(pet)
 		row.Changed = true
-		w.render(c, http.StatusOK, templates.PetRowResponse(row, w.csrfToken(c), templates.Flash{Kind: "success", Text: msg}))
+		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), templates.Flash{Kind: "success", Text: msg}))
 		return
 	}
 	flash(c, "success", msg)

@@ -21,8 +21,8 @@ import (
 
 // sessionOptions are the cookie's settings: HttpOnly, SameSite=Lax, Secure
 // behind https, living maxAge seconds (-1 deletes it).
-func (w *Web) sessionOptions(maxAge int) sessions.Options {
-	return sessions.Options{Path: "/", MaxAge: maxAge, Secure: w.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+func (ui *Web) sessionOptions(maxAge int) sessions.Options {
+	return sessions.Options{Path: "/", MaxAge: maxAge, Secure: ui.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 }
 
 // Session values.
@@ -46,9 +46,9 @@ func session(c *gin.Context) sessions.Session {
 // loadSession loads the request's session before anything reads it, so that
 // a database error answers the error page (503 while the database is down)
 // instead of passing for a signed-out visitor.
-func (w *Web) loadSession(c *gin.Context) {
-	if _, err := w.sessions.load(c.Request, w.cookie, c.ClientIP()); err != nil {
-		w.fail(c, err)
+func (ui *Web) loadSession(c *gin.Context) {
+	if _, err := ui.sessions.load(c.Request, ui.cookie, c.ClientIP()); err != nil {
+		ui.fail(c, err)
 		return
 	}
 	c.Next()
@@ -62,7 +62,7 @@ func randomToken() string {
 
 // csrfToken returns the session's CSRF token, creating (and saving) one
 // when the session has none yet.
-func (w *Web) csrfToken(c *gin.Context) string {
+func (ui *Web) csrfToken(c *gin.Context) string {
 	s := session(c)
 	if s == nil {
 		return ""
@@ -73,7 +73,7 @@ func (w *Web) csrfToken(c *gin.Context) string {
 	tok := randomToken()
 	s.Set(keyCSRF, tok)
 	if err := s.Save(); err != nil {
-		w.log.Error("save session", "error", err)
+		ui.log.Error("save session", "error", err)
 	}
 	return tok
 }
@@ -82,20 +82,20 @@ func (w *Web) csrfToken(c *gin.Context) string {
 // (Go's CrossOriginProtection, from Sec-Fetch-Site and Origin) or that lack
 // the session's token (form field csrf_token, or the X-CSRF-Token header
 // htmx sends). Refused requests change nothing.
-func (w *Web) checkCSRF(c *gin.Context) {
+func (ui *Web) checkCSRF(c *gin.Context) {
 	switch c.Request.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		c.Next()
 		return
 	}
-	if err := w.origin.Check(c.Request); err != nil {
-		w.fail(c, errForged)
+	if err := ui.origin.Check(c.Request); err != nil {
+		ui.fail(c, errForged)
 		return
 	}
 	// Console forms are small: cap the body before anything reads it.
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
 	if err := c.Request.ParseForm(); err != nil {
-		w.fail(c, formUnread(err))
+		ui.fail(c, formUnread(err))
 		return
 	}
 	want, _ := session(c).Get(keyCSRF).(string)
@@ -104,7 +104,7 @@ func (w *Web) checkCSRF(c *gin.Context) {
 		got = c.PostForm("csrf_token")
 	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		w.fail(c, errForged)
+		ui.fail(c, errForged)
 		return
 	}
 	c.Next()
@@ -135,20 +135,20 @@ func StaffName(c *gin.Context) string {
 // requireStaff lets signed-in staff through and sends everyone else to the
 // sign-in page, remembering where they were going. A session ends after
 // the idle or absolute timeout, or when the account's password changed.
-func (w *Web) requireStaff(c *gin.Context) {
+func (ui *Web) requireStaff(c *gin.Context) {
 	s := session(c)
-	now := w.now()
+	now := ui.now()
 	uid, _ := s.Get(keyUserID).(int64)
 	ver, _ := s.Get(keyVersion).(int64)
 	authAt, _ := s.Get(keyAuthAt).(int64)
 	seenAt, _ := s.Get(keySeenAt).(int64)
-	valid := uid > 0 && now.Sub(time.Unix(authAt, 0)) < w.absolute && now.Sub(time.Unix(seenAt, 0)) < w.idle
+	valid := uid > 0 && now.Sub(time.Unix(authAt, 0)) < ui.absolute && now.Sub(time.Unix(seenAt, 0)) < ui.idle
 	var u models.User
 	if valid {
 		var err error
-		u, err = w.store.GetUser(c.Request.Context(), uid)
+		u, err = ui.store.GetUser(c.Request.Context(), uid)
 		if err != nil && models.ErrorCode(err) != models.CodeNotFound {
-			w.fail(c, err)
+			ui.fail(c, err)
 			return
 		}
 		valid = err == nil && u.SessionVersion == ver
@@ -159,18 +159,18 @@ func (w *Web) requireStaff(c *gin.Context) {
 			// the session's row.
 			s.Clear()
 			if err := s.Save(); err != nil {
-				w.fail(c, err)
+				ui.fail(c, err)
 				return
 			}
 		}
-		w.toLogin(c)
+		ui.toLogin(c)
 		return
 	}
 	if now.Sub(time.Unix(seenAt, 0)) > time.Minute {
 		// Written at most once a minute: each save is a database write.
 		s.Set(keySeenAt, now.Unix())
 		if err := s.Save(); err != nil {
-			w.fail(c, err)
+			ui.fail(c, err)
 			return
 		}
 	}
@@ -179,7 +179,7 @@ func (w *Web) requireStaff(c *gin.Context) {
 }
 
 // toLogin sends the browser to the sign-in page with the wanted page as next.
-func (w *Web) toLogin(c *gin.Context) {
+func (ui *Web) toLogin(c *gin.Context) {
 	next := c.Request.URL.RequestURI()
 	if c.Request.Method != http.MethodGet {
 		next = Prefix
@@ -215,10 +215,10 @@ func safeNext(next string) string {
 }
 
 // page builds the layout data of a page.
-func (w *Web) page(c *gin.Context, title, section string) templates.Page {
-	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
+func (ui *Web) page(c *gin.Context, title, section string) templates.Page {
+	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: ui.assets}
 	if s := session(c); s != nil {
-		p.CSRFToken = w.csrfToken(c)
+		p.CSRFToken = ui.csrfToken(c)
 		if flashes := s.Flashes(); len(flashes) > 0 {
 			if f, ok := flashes[0].(string); ok {
 				kind, text, _ := strings.Cut(f, ":")
