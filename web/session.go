@@ -184,10 +184,16 @@ func (ui *Web) toLogin(c *gin.Context) {
 	if c.Request.Method != http.MethodGet {
 		next = Prefix
 	}
-	target := Prefix + "/login?next=" + url.QueryEscape(next)
+	redirectAway(c, Prefix+"/login?next="+url.QueryEscape(next), http.StatusUnauthorized)
+}
+
+// redirectAway sends the browser to target and ends the request. An htmx
+// request, which would swap the target's page into its region, gets
+// HX-Redirect and htmxStatus instead, and htmx loads the whole page.
+func redirectAway(c *gin.Context, target string, htmxStatus int) {
 	if c.GetHeader("HX-Request") == "true" {
 		c.Header("HX-Redirect", target)
-		c.AbortWithStatus(http.StatusUnauthorized)
+		c.AbortWithStatus(htmxStatus)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, target)

@@ -47,13 +47,7 @@ func (ui *Web) checkAccount(c *gin.Context) {
 		return
 	}
 	if u.MustChangePassword && c.FullPath() != forcedPasswordPath && c.FullPath() != logoutPath {
-		if c.GetHeader("HX-Request") == "true" {
-			c.Header("HX-Redirect", forcedPasswordPath)
-			c.AbortWithStatus(http.StatusForbidden)
-			return
-		}
-		c.Redirect(http.StatusSeeOther, forcedPasswordPath)
-		c.Abort()
+		redirectAway(c, forcedPasswordPath, http.StatusForbidden)
 		return
 	}
 	c.Next()
