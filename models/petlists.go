@@ -57,10 +57,10 @@ func ParseQueryString(raw string) (url.Values, error) {
 	return params, nil
 }
 
-// ValidateSearch trims the console's name search text and checks its
+// validateSearch trims the console's name search text and checks its
 // length: at most MaxSearchLength characters (a byte that is not UTF-8
 // counts as one; such a search simply finds nothing).
-func ValidateSearch(raw string) (string, error) {
+func validateSearch(raw string) (string, error) {
 	q := strings.TrimSpace(raw)
 	if utf8.RuneCountInString(q) > MaxSearchLength {
 		msg := fmt.Sprintf("Search text must be at most %d characters.", MaxSearchLength)
@@ -165,7 +165,7 @@ func ParsePetListing(params url.Values) (PetListing, error) {
 		}
 		l.Before = id
 	}
-	search, err := ValidateSearch(params.Get(FieldSearch))
+	search, err := validateSearch(params.Get(FieldSearch))
 	if err != nil {
 		return PetListing{}, err
 	}
@@ -244,7 +244,7 @@ func (s *Store) petPages(ctx context.Context, l PetListing) (func(PetQuery) (Pet
 			return s.ListPetsPage(ctx, q)
 		}, nil
 	}
-	if _, err := ValidateSearch(l.Search); err != nil {
+	if _, err := validateSearch(l.Search); err != nil {
 		return nil, err
 	}
 	plan, ok, err := s.planFor(ctx, l.Search)
@@ -334,12 +334,14 @@ type PetPage struct {
 
 // ListPetsPage returns one page of pets, as ListPets does; a name search
 // (q.NameContains) may also stop on its budget and say where to resume.
+// The console reads it through ListPetsNewestFirst; the search's tests and
+// benchmarks read it directly.
 func (s *Store) ListPetsPage(ctx context.Context, q PetQuery) (PetPage, error) {
 	if q.NameContains == "" {
 		pets, more, err := s.ListPets(ctx, q)
 		return PetPage{Pets: pets, More: more}, err
 	}
-	if _, err := ValidateSearch(q.NameContains); err != nil {
+	if _, err := validateSearch(q.NameContains); err != nil {
 		return PetPage{}, err
 	}
 	if q.Limit < 1 || q.Limit > MaxPageLimit {

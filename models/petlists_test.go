@@ -151,13 +151,14 @@ func TestListPetsSearchBounded(t *testing.T) {
 		if _, _, err := s.ListPets(ctx, models.PetQuery{Limit: 10, NameContains: strings.Repeat("é", models.MaxSearchLength)}); err != nil {
 			t.Errorf("search of %d characters: %v", models.MaxSearchLength, err)
 		}
+		// The console's q is trimmed and bounded the same way.
 		for raw, want := range map[string]string{"  Rex  ": "Rex", strings.Repeat("é", 200): strings.Repeat("é", 200)} {
-			if got, err := models.ValidateSearch(raw); err != nil || got != want {
-				t.Errorf("ValidateSearch(%.20q) = %.20q, %v", raw, got, err)
+			if got, err := models.ParsePetListing(url.Values{"q": {raw}}); err != nil || got.Search != want {
+				t.Errorf("ParsePetListing(q=%.20q) = %.20q, %v", raw, got.Search, err)
 			}
 		}
-		if _, err := models.ValidateSearch(strings.Repeat("é", 201)); models.ErrorCode(err) != models.CodeInvalidRequest {
-			t.Errorf("ValidateSearch of 201 characters: %v", err)
+		if _, err := models.ParsePetListing(url.Values{"q": {strings.Repeat("é", 201)}}); models.ErrorCode(err) != models.CodeInvalidRequest {
+			t.Errorf("ParsePetListing of a 201-character q: %v", err)
 		}
 	})
 }
