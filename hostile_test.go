@@ -26,6 +26,7 @@ import (
 
 	"petstore/api"
 	"petstore/config"
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -345,8 +346,8 @@ func TestHostileBodies(t *testing.T) {
 	tests := []hostileBodyCase{
 		{name: "exactly 1 MiB", body: padded(mib), status: 201, wantName: "Padded"},
 		{name: "1 MiB less a byte", body: padded(mib - 1), status: 201, wantName: "Padded"},
-		{name: "1 MiB and a byte", body: padded(mib + 1), status: 413, code: models.CodePayloadTooLarge},
-		{name: "8 MiB", body: padded(8 * mib), status: 413, code: models.CodePayloadTooLarge},
+		{name: "1 MiB and a byte", body: padded(mib + 1), status: 413, code: httpcode.PayloadTooLarge},
+		{name: "8 MiB", body: padded(8 * mib), status: 413, code: httpcode.PayloadTooLarge},
 		{name: "name of almost 1 MiB", body: `{"categoryId":1,"name":"` + strings.Repeat("x", mib-40) + `"}`, status: 400, code: models.CodeInvalidRequest},
 		{name: "170000 repeated keys", body: "{" + strings.Repeat(`"a":1,`, (mib-100)/6) + `"name":"Keys","categoryId":1}`, status: 201, wantName: "Keys"},
 		{name: "100000 open brackets", body: strings.Repeat("[", 100000), status: 400, code: models.CodeInvalidRequest},
@@ -375,9 +376,9 @@ func TestHostileBodies(t *testing.T) {
 		{name: "huge exponent", body: `{"name":"Rex","categoryId":1e999999999}`, status: 400, code: models.CodeInvalidRequest},
 		{name: "category below int64", body: `{"name":"Rex","categoryId":-9223372036854775809}`, status: 400, code: models.CodeInvalidRequest},
 		{name: "tiny fraction", body: `{"name":"Rex","categoryId":1e-999999999}`, status: 400, code: models.CodeInvalidRequest},
-		{name: "JSON in text/plain", contentType: "text/plain", body: `{"name":"Rex","categoryId":1}`, status: 415, code: models.CodeUnsupportedMediaType},
-		{name: "form body", contentType: "application/x-www-form-urlencoded", body: `name=Rex&categoryId=1`, status: 415, code: models.CodeUnsupportedMediaType},
-		{name: "Content-Type with CR LF text", contentType: "application/json%0d%0aX-Injected: 1", body: `{"name":"Rex","categoryId":1}`, status: 415, code: models.CodeUnsupportedMediaType},
+		{name: "JSON in text/plain", contentType: "text/plain", body: `{"name":"Rex","categoryId":1}`, status: 415, code: httpcode.UnsupportedMediaType},
+		{name: "form body", contentType: "application/x-www-form-urlencoded", body: `name=Rex&categoryId=1`, status: 415, code: httpcode.UnsupportedMediaType},
+		{name: "Content-Type with CR LF text", contentType: "application/json%0d%0aX-Injected: 1", body: `{"name":"Rex","categoryId":1}`, status: 415, code: httpcode.UnsupportedMediaType},
 	}
 	for _, meta := range hostileSQL {
 		name, _ := json.Marshal(meta)
@@ -1006,7 +1007,7 @@ func TestHostileMethods(t *testing.T) {
 				key := e.key(t)
 				for _, method := range methods {
 					r := e.send(t, method, path, hostileBearer(key), []byte(`{"name":"Rex","categoryId":1}`))
-					wantHostileError(t, method+" "+path, r, http.StatusMethodNotAllowed, models.CodeMethodNotAllowed)
+					wantHostileError(t, method+" "+path, r, http.StatusMethodNotAllowed, httpcode.MethodNotAllowed)
 					if r.Header.Get("Allow") == "" {
 						t.Errorf("%s %s: no Allow header", method, path)
 					}

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/time/rate"
 
+	"petstore/httpcode"
 	"petstore/models"
 )
 
@@ -129,7 +130,7 @@ func (a *API) NoMethod(c *gin.Context) {
 			return
 		}
 	}
-	writeError(c, a.log, &models.Error{Code: models.CodeMethodNotAllowed,
+	writeError(c, a.log, &models.Error{Code: httpcode.MethodNotAllowed,
 		Message: "Method " + c.Request.Method + " is not allowed here; allowed: " + c.Writer.Header().Get("Allow") + "."})
 }
 

@@ -9,24 +9,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 )
-
-// statusOf maps each error code to its HTTP status. Every error response
-// of the API goes through writeError and this table.
-var statusOf = map[models.Code]int{
-	models.CodeInvalidRequest:       http.StatusBadRequest,
-	models.CodeUnauthorized:         http.StatusUnauthorized,
-	models.CodeNotFound:             http.StatusNotFound,
-	models.CodeMethodNotAllowed:     http.StatusMethodNotAllowed,
-	models.CodeConflict:             http.StatusConflict,
-	models.CodeGone:                 http.StatusGone,
-	models.CodePayloadTooLarge:      http.StatusRequestEntityTooLarge,
-	models.CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
-	models.CodeRateLimited:          http.StatusTooManyRequests,
-	models.CodeInternal:             http.StatusInternalServerError,
-	models.CodeUnavailable:          http.StatusServiceUnavailable,
-}
 
 const internalMessage = "Something went wrong on our side. Please try again; if it keeps happening, contact the store."
 
@@ -39,17 +24,16 @@ type Error struct {
 	Details []models.FieldError `json:"details,omitempty"`
 }
 
-// writeError answers with the Error body for err and aborts the chain.
-// Errors that are not *models.Error are logged and shown generically.
+// writeError answers with the Error body for err and aborts the chain: the
+// status from httpcode's table, which the console's error pages share.
+// Every error response of the API goes through it. Errors that are not
+// *models.Error are logged and shown generically.
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var e *models.Error
 	if !errors.As(err, &e) {
 		e = &models.Error{Code: models.CodeInternal, Err: err}
 	}
-	status, ok := statusOf[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := httpcode.Status(e.Code)
 	body := Error{Code: e.Code, Message: e.Message, Status: status, Details: e.Fields}
 	if status >= 500 {
 		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)

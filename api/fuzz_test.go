@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"petstore/api"
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -132,9 +133,9 @@ func FuzzCreatePetBody(f *testing.F) {
 		want, oracleErr := expectCreated(body)
 		switch {
 		case !ct.json:
-			wantError(t, r, http.StatusUnsupportedMediaType, models.CodeUnsupportedMediaType)
+			wantError(t, r, http.StatusUnsupportedMediaType, httpcode.UnsupportedMediaType)
 		case len(body) > api.MaxBodyBytes:
-			wantError(t, r, http.StatusRequestEntityTooLarge, models.CodePayloadTooLarge)
+			wantError(t, r, http.StatusRequestEntityTooLarge, httpcode.PayloadTooLarge)
 		case oracleErr != nil:
 			if r.Status != http.StatusBadRequest {
 				t.Fatalf("body %q: status %d, want 400 (%v); response %s", body, r.Status, oracleErr, r.Body)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 )
 
@@ -130,7 +131,7 @@ func (a *API) deprecated(c *gin.Context) {
 // getPet answers GET /v1/pets/{petId} until the sunset date, then 410.
 func (a *API) getPet(c *gin.Context) {
 	if !a.now().Before(SunsetAt) {
-		writeError(c, a.log, &models.Error{Code: models.CodeGone,
+		writeError(c, a.log, &models.Error{Code: httpcode.Gone,
 			Message: "GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter."})
 		return
 	}
@@ -152,12 +153,12 @@ func (a *API) getPet(c *gin.Context) {
 func readJSONBody(c *gin.Context) ([]byte, error) {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return nil, &models.Error{Code: models.CodeUnsupportedMediaType, Message: "The body must be JSON: send Content-Type: application/json."}
+		return nil, &models.Error{Code: httpcode.UnsupportedMediaType, Message: "The body must be JSON: send Content-Type: application/json."}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return nil, &models.Error{Code: models.CodePayloadTooLarge, Message: "The body is larger than 1 MiB."}
+		return nil, &models.Error{Code: httpcode.PayloadTooLarge, Message: "The body is larger than 1 MiB."}
 	}
 	if err != nil {
 		return nil, &models.Error{Code: models.CodeInvalidRequest, Message: "The body could not be read.", Err: err}

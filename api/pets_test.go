@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"petstore/api"
+	"petstore/httpcode"
 	"petstore/models"
 )
 
@@ -62,10 +63,10 @@ func TestCreatePetRejectsBadInput(t *testing.T) {
 			{"capitalised status", "application/json", `{"name":"Rex","categoryId":1,"status":"Available"}`, 400, models.CodeInvalidRequest, "status"},
 			{"empty status", "application/json", `{"name":"Rex","categoryId":1,"status":""}`, 400, models.CodeInvalidRequest, "status"},
 			{"number status", "application/json", `{"name":"Rex","categoryId":1,"status":1}`, 400, models.CodeInvalidRequest, "status"},
-			{"text/plain", "text/plain", `{"name":"Rex","categoryId":1}`, 415, models.CodeUnsupportedMediaType, ""},
-			{"form", "application/x-www-form-urlencoded", `name=Rex&categoryId=1`, 415, models.CodeUnsupportedMediaType, ""},
-			{"no content type", "", `{"name":"Rex","categoryId":1}`, 415, models.CodeUnsupportedMediaType, ""},
-			{"over 1 MiB", "application/json", `{"name":"Rex","categoryId":1,"pad":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`, 413, models.CodePayloadTooLarge, ""},
+			{"text/plain", "text/plain", `{"name":"Rex","categoryId":1}`, 415, httpcode.UnsupportedMediaType, ""},
+			{"form", "application/x-www-form-urlencoded", `name=Rex&categoryId=1`, 415, httpcode.UnsupportedMediaType, ""},
+			{"no content type", "", `{"name":"Rex","categoryId":1}`, 415, httpcode.UnsupportedMediaType, ""},
+			{"over 1 MiB", "application/json", `{"name":"Rex","categoryId":1,"pad":"` + strings.Repeat("x", api.MaxBodyBytes) + `"}`, 413, httpcode.PayloadTooLarge, ""},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +194,7 @@ func TestListPetsRejectsBadParameters(t *testing.T) {
 			{"status=lost", "status"}, {"status=SOLD", "status"}, {"status=", "status"},
 			{"status=available%27%20OR%201=1--", "status"},
 			{"after=abc", "after"}, {"after=-1", "after"}, {"after=1.5", "after"}, {"after=9223372036854775808", "after"},
+			{"after=%2B5", "after"}, {"after=+5", "after"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.query, func(t *testing.T) {
@@ -481,8 +483,8 @@ func TestGetPetAfterSunset(t *testing.T) {
 			e.clock.Store(&at)
 			r := e.get(path)
 			wantDeprecationHeaders(t, r)
-			wantError(t, r, http.StatusGone, models.CodeGone)
-			wantError(t, e.get("/v1/pets/abc"), http.StatusGone, models.CodeGone)
+			wantError(t, r, http.StatusGone, httpcode.Gone)
+			wantError(t, e.get("/v1/pets/abc"), http.StatusGone, httpcode.Gone)
 			wantError(t, e.do("GET", path, nil, ""), http.StatusUnauthorized, models.CodeUnauthorized)
 		}
 		// The list endpoint, the successor, is not affected.

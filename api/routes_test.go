@@ -12,6 +12,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"petstore/config"
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -32,10 +33,10 @@ func TestErrorRoutes(t *testing.T) {
 			{"categories are not this service", "GET", "/v1/categories", true, 404, models.CodeNotFound, ""},
 			{"orders outside /v1", "GET", "/store/orders", false, 404, models.CodeNotFound, ""},
 			{"unknown root path", "GET", "/nope", false, 404, models.CodeNotFound, ""},
-			{"PUT on the collection", "PUT", "/v1/pets", true, 405, models.CodeMethodNotAllowed, "GET, POST"},
-			{"DELETE on the collection", "DELETE", "/v1/pets", true, 405, models.CodeMethodNotAllowed, "GET, POST"},
-			{"DELETE on a pet", "DELETE", "/v1/pets/1", true, 405, models.CodeMethodNotAllowed, "GET"},
-			{"POST on a pet", "POST", "/v1/pets/1", true, 405, models.CodeMethodNotAllowed, "GET"},
+			{"PUT on the collection", "PUT", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, POST"},
+			{"DELETE on the collection", "DELETE", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, POST"},
+			{"DELETE on a pet", "DELETE", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET"},
+			{"POST on a pet", "POST", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET"},
 			{"recovered panic", "GET", "/test/panic", false, 500, models.CodeInternal, ""},
 		}
 		for _, tt := range tests {

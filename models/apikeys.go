@@ -109,7 +109,7 @@ func ValidateKeyName(raw string) (string, error) {
 		msg = hiddenCharMessage(name)
 	}
 	if msg != "" {
-		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{FieldName, msg}}}
+		return "", fieldError(FieldName, msg)
 	}
 	return name, nil
 }
@@ -161,6 +161,16 @@ func (s *Store) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	return keys, nil
 }
 
+// GetAPIKey returns one API key record.
+func (s *Store) GetAPIKey(ctx context.Context, id int64) (APIKey, error) {
+	var k APIKey
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return APIKey{}, notFound("API key", id)
+	}
+	return k, s.dbErr("get api key", err)
+}
+
 // RevokeAPIKey revokes a key at once. Revoking a revoked key is a no-op that
 // keeps the first revocation time.
 func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKey, error) {
@@ -169,7 +179,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			return err
 		}
-		if k.RevokedAt != nil {
+		if k.Revoked() {
 			return nil
 		}
 		now := s.now()
@@ -182,7 +192,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 			TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
 	})
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return APIKey{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No API key has id %d.", id)}
+		return APIKey{}, notFound("API key", id)
 	}
 	if err != nil {
 		return APIKey{}, s.dbErr("revoke api key", err)
@@ -259,7 +269,7 @@ func (s *Store) checkKey(ctx context.Context, prefix, hash string) (APIKey, erro
 	if err != nil {
 		return APIKey{}, s.dbErr("authenticate", err)
 	}
-	if subtle.ConstantTimeCompare([]byte(hash), []byte(k.Hash)) != 1 || k.RevokedAt != nil {
+	if subtle.ConstantTimeCompare([]byte(hash), []byte(k.Hash)) != 1 || k.Revoked() {
 		return APIKey{}, ErrUnauthorized
 	}
 	s.keys.put(hash, k, readAt, gen)

@@ -241,7 +241,7 @@ func TestRevokeAPIKey(t *testing.T) {
 		}
 
 		for _, id := range []int64{k.ID + 1000, 0, -1} {
-			if _, err := s.RevokeAPIKey(ctx, id, "admin"); models.ErrorCode(err) != models.CodeNotFound || !errors.Is(err, models.ErrNotFound) {
+			if _, err := s.RevokeAPIKey(ctx, id, "admin"); models.ErrorCode(err) != models.CodeNotFound || !errors.Is(err, &models.Error{Code: models.CodeNotFound}) {
 				t.Errorf("RevokeAPIKey(%d) = %v, want not_found", id, err)
 			}
 		}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -75,14 +74,14 @@ func ParseAuditQuery(action, actor, target, before string) (AuditQuery, error) {
 	if target != "" {
 		// target is "pet:12", "apikey:3" or "user:1".
 		typ, id, _ := strings.Cut(target, ":")
-		n, err := strconv.ParseInt(id, 10, 64)
-		if (typ != TargetPet && typ != TargetAPIKey && typ != TargetUser) || err != nil || n < 1 {
+		n, ok := ParseID(id)
+		if (typ != TargetPet && typ != TargetAPIKey && typ != TargetUser) || !ok {
 			v.add("target", "Target must look like pet:12, apikey:3 or user:1.")
 		}
 		q.TargetType, q.TargetID = typ, n
 	}
 	if before != "" {
-		n, ok := parseID(before, 1)
+		n, ok := ParseID(before)
 		if !ok {
 			v.add("before", "Before must be an event id.")
 		}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -10,19 +11,17 @@ import (
 // contract: clients switch on it, so values are only ever added.
 type Code string
 
-// The error codes. Each maps to one HTTP status in the api package.
+// The error codes of this package's answers. Each maps to one HTTP status
+// in package httpcode, which also holds the codes only HTTP knows (such as
+// method_not_allowed).
 const (
-	CodeInvalidRequest       Code = "invalid_request"
-	CodeUnauthorized         Code = "unauthorized"
-	CodeNotFound             Code = "not_found"
-	CodeMethodNotAllowed     Code = "method_not_allowed"
-	CodeGone                 Code = "gone"
-	CodePayloadTooLarge      Code = "payload_too_large"
-	CodeUnsupportedMediaType Code = "unsupported_media_type"
-	CodeConflict             Code = "conflict"
-	CodeRateLimited          Code = "rate_limited"
-	CodeInternal             Code = "internal"
-	CodeUnavailable          Code = "unavailable"
+	CodeInvalidRequest Code = "invalid_request"
+	CodeUnauthorized   Code = "unauthorized"
+	CodeNotFound       Code = "not_found"
+	CodeConflict       Code = "conflict"
+	CodeRateLimited    Code = "rate_limited"
+	CodeInternal       Code = "internal"
+	CodeUnavailable    Code = "unavailable"
 )
 
 // FieldError names one bad input field and says what is wrong with it.
@@ -68,13 +67,11 @@ func (e *Error) Field(name string) string {
 	return ""
 }
 
-// Sentinel errors for callers that test with errors.Is.
-var (
-	ErrNotFound     = &Error{Code: CodeNotFound, Message: "The requested resource was not found."}
-	ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "A valid API key is required: send Authorization: Bearer <API_KEY>."}
-)
+// ErrUnauthorized is the answer to a missing, unknown or revoked API key.
+var ErrUnauthorized = &Error{Code: CodeUnauthorized, Message: "A valid API key is required: send Authorization: Bearer <API_KEY>."}
 
-// Is makes errors.Is(err, ErrNotFound) match any *Error with the same code.
+// Is makes errors.Is(err, ErrUnauthorized) match any *Error with the same
+// code, whatever its message.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code
@@ -104,6 +101,17 @@ func (v *validation) err() error {
 		msg = "The request has invalid fields: see details."
 	}
 	return &Error{Code: CodeInvalidRequest, Message: msg, Fields: v.fields}
+}
+
+// fieldError is the refusal of one input field.
+func fieldError(field, msg string) error {
+	return &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{field, msg}}}
+}
+
+// notFound is the one answer for an id that names nothing, such as
+// "No pet has id 5.".
+func notFound(what string, id int64) error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("No %s has id %d.", what, id)}
 }
 
 func internal(msg string, err error) error {

@@ -3,6 +3,8 @@ package models
 import (
 	"context"
 	"io/fs"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pressly/goose/v3"
 	"gorm.io/gorm"
@@ -68,3 +70,29 @@ func MatchesWords(name, search string) bool { return matchesWords(name, searchTe
 
 // NameKeys exposes the index keys of a name.
 var NameKeys = nameKeys
+
+// countKey carries the counter of CountStatements.
+type countKey struct{}
+
+// counting holds the stores whose GORM queries are counted.
+var counting sync.Map
+
+// CountStatements returns a context under which the statements of pet
+// listings (GORM's queries and the name search's own) are counted in n.
+// Call it before the store runs queries on other goroutines: it may add a
+// callback to the store's GORM instance.
+func (s *Store) CountStatements(ctx context.Context) (_ context.Context, n *atomic.Int64) {
+	n = new(atomic.Int64)
+	if _, done := counting.LoadOrStore(s, true); !done {
+		err := s.db.Callback().Query().After("gorm:query").Register("petstore:count", func(db *gorm.DB) {
+			if c, ok := db.Statement.Context.Value(countKey{}).(*atomic.Int64); ok {
+				c.Add(1)
+			}
+		})
+		if err != nil {
+			panic(err)
+		}
+	}
+	ctx = context.WithValue(ctx, countKey{}, n)
+	return TraceSearch(ctx, func(string, []any) { n.Add(1) }), n
+}

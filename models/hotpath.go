@@ -207,7 +207,7 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 	var p Pet
 	err = h.primary.get.QueryRowContext(ctx, id).Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Pet{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("No pet has id %d.", id)}
+		return Pet{}, notFound("pet", id)
 	}
 	if err != nil {
 		return Pet{}, s.dbErr("get pet", err)
@@ -418,13 +418,48 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		return err
 	}
 	defer conn.Close()
+	q, args, petStmt, stmts := createsSQL(batch)
+	err = conn.Raw(func(dc any) error {
+		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q, args)
+		if err != nil {
+			return err
+		}
+		// One entry per statement: START, each pet's and its SET, the
+		// words, the events, COMMIT.
+		ids := res.(mysql.Result).AllLastInsertIds()
+		if len(ids) != stmts+1 {
+			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), stmts+1)
+		}
+		for i, r := range batch {
+			if r.pet.ID = ids[petStmt[i]]; r.pet.ID < 1 {
+				return fmt.Errorf("create pets: no id for pet %d of %d", i+1, len(batch))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil {
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}
+	return err
+}
+
+// createsSQL is the text of a batch's transaction and its arguments, with
+// the statement (counted from START's 0) that inserts each pet, and how
+// many statements it holds.
+func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int) {
 	var q strings.Builder
 	q.Grow(len(batch)*(len(createPetSQL)+160) + 256)
 	q.WriteString("START TRANSACTION;")
 	args := make([]driver.NamedValue, 0, 16*len(batch))
-	arg := func(v any) { args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v}) }
-	// petStmt[i] is the statement (counted from START's 0) that inserts
-	// batch[i]'s pet; petID[i] is the SQL that names its id afterwards.
+	arg := func(vs ...any) {
+		for _, v := range vs {
+			args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+		}
+	}
+	// petStmt[i] is the statement that inserts batch[i]'s pet; petID[i]
+	// is the SQL that names its id afterwards.
 	petStmt := make([]int, len(batch))
 	petID := make([]string, len(batch))
 	stmts := 1
@@ -433,11 +468,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		q.WriteString(createPetSQL)
 		petStmt[i] = stmts
 		stmts++
-		arg(p.Name)
-		arg(p.CategoryID)
-		arg(string(p.Status))
-		arg(p.CreatedAt)
-		arg(p.UpdatedAt)
+		arg(p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
 		petID[i] = "LAST_INSERT_ID()"
 		if i < len(batch)-1 {
 			petID[i] = "@petstore_pet" + strconv.Itoa(i)
@@ -469,38 +500,11 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 			q.WriteByte(',')
 		}
 		q.WriteString("(?, ?, ?, ?, " + petID[i] + ", ?)")
-		arg(r.pet.CreatedAt)
-		arg(r.actor)
-		arg(ActionPetCreated)
-		arg(TargetPet)
-		arg(r.detail)
+		arg(r.pet.CreatedAt, r.actor, ActionPetCreated, TargetPet, r.detail)
 	}
 	q.WriteString("; COMMIT")
 	stmts++
-	err = conn.Raw(func(dc any) error {
-		res, err := dc.(driver.ExecerContext).ExecContext(ctx, q.String(), args)
-		if err != nil {
-			return err
-		}
-		// One entry per statement: START, each pet's and its SET, the
-		// words, the events, COMMIT.
-		ids := res.(mysql.Result).AllLastInsertIds()
-		if len(ids) != stmts+1 {
-			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), stmts+1)
-		}
-		for i, r := range batch {
-			if r.pet.ID = ids[petStmt[i]]; r.pet.ID < 1 {
-				return fmt.Errorf("create pets: no id for pet %d of %d", i+1, len(batch))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil {
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}
-	return err
+	return q.String(), args, petStmt, stmts
 }
 
 // maxCreateLeaders is how many create batches may be written at once. On

@@ -68,7 +68,7 @@ func isCommonPassword(pw string) bool {
 // not one character repeated; not the username (in any case, nor the
 // username with only white space or digits around it); not on the list of
 // common passwords. Any characters are allowed, spaces included. The error
-// says which rule was broken, on the field "password", and never repeats
+// says which rule was broken, on FieldPassword, and never repeats
 // the password.
 func ValidatePassword(pw, username string) error {
 	msg := ""
@@ -85,7 +85,7 @@ func ValidatePassword(pw, username string) error {
 		msg = "This password is on a list of commonly used passwords; choose another."
 	}
 	if msg != "" {
-		return &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"password", msg}}}
+		return fieldError(FieldPassword, msg)
 	}
 	return nil
 }

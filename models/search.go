@@ -240,39 +240,6 @@ func insertWordsSQL(verb string, n int) string {
 	return b.String()
 }
 
-// PetPage is one page of a pet listing and where the listing goes on.
-type PetPage struct {
-	// Pets are in id order, lowest first, whatever the paging direction.
-	Pets []Pet
-	// More reports that more pets may follow in the paging direction.
-	More bool
-	// Resume, when not 0, is where a name search stopped on its budget
-	// before filling the page: more matches may lie beyond it, and the
-	// listing continues from it (exclusive) rather than from the last pet
-	// shown. More is then true.
-	Resume int64
-}
-
-// ListPetsPage returns one page of pets, as ListPets does; a name search
-// (q.NameContains) may also stop on its budget and say where to resume.
-func (s *Store) ListPetsPage(ctx context.Context, q PetQuery) (PetPage, error) {
-	if q.NameContains == "" {
-		pets, more, err := s.ListPets(ctx, q)
-		return PetPage{Pets: pets, More: more}, err
-	}
-	if _, err := ValidateSearch(q.NameContains); err != nil {
-		return PetPage{}, err
-	}
-	if q.Limit < 1 || q.Limit > MaxPageLimit {
-		q.Limit = DefaultPageLimit
-	}
-	page, err := s.searchPets(ctx, q)
-	if err != nil {
-		return PetPage{}, s.dbErr("search pets", err)
-	}
-	return page, nil
-}
-
 // searchMode is how a search reads its candidates.
 type searchMode int
 
@@ -301,17 +268,30 @@ type searchPlan struct {
 }
 
 // searchPets answers a page of a name search (q.NameContains set, q.Limit
-// valid): the plan, then candidates chunk by chunk until the page is full,
-// the candidates run out, or the budget is spent.
+// valid): the plan, then the page.
 func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
-	terms := searchTerms(q.NameContains)
-	if len(terms) == 0 {
-		return PetPage{Pets: []Pet{}}, nil // nothing searchable: no name matches
-	}
-	plan, ok, err := s.planSearch(ctx, terms)
+	plan, ok, err := s.planFor(ctx, q.NameContains)
 	if err != nil || !ok {
 		return PetPage{Pets: []Pet{}}, err
 	}
+	return s.runSearch(ctx, plan, q)
+}
+
+// planFor plans a search text. ok is false when no name can match it:
+// nothing in it is searchable, or a word of it starts no indexed word.
+func (s *Store) planFor(ctx context.Context, text string) (searchPlan, bool, error) {
+	terms := searchTerms(text)
+	if len(terms) == 0 {
+		return searchPlan{}, false, nil
+	}
+	return s.planSearch(ctx, terms)
+}
+
+// runSearch reads one page of a planned search (q.Limit valid; q's
+// NameContains is the plan's): candidates chunk by chunk until the page is
+// full, the candidates run out, or the budget is spent. A plan serves any
+// number of pages.
+func (s *Store) runSearch(ctx context.Context, plan searchPlan, q PetQuery) (PetPage, error) {
 	plan.backwards, plan.status = q.Before > 0, q.Status
 	cursor := q.After
 	if plan.backwards {
@@ -335,29 +315,11 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 		var (
 			last int64
 			n    int
+			err  error
 		)
-		if plan.mode == modeDense {
-			var pets []Pet
-			pets, last, n, err = s.denseChunk(ctx, plan, cursor, chunk)
-			if err != nil {
-				return PetPage{}, err
-			}
-			for _, p := range pets {
-				if matchesWords(p.Name, plan.terms) {
-					found = append(found, p)
-				}
-			}
-		} else {
-			var ids []int64
-			if ids, err = s.candidates(ctx, plan, cursor, chunk); err != nil {
-				return PetPage{}, err
-			}
-			if n = len(ids); n > 0 {
-				last = ids[n-1]
-			}
-			if found, err = s.checkCandidates(ctx, plan, ids, found, q.Limit+1, &batch); err != nil {
-				return PetPage{}, err
-			}
+		found, last, n, err = s.searchChunk(ctx, plan, cursor, chunk, found, q.Limit+1, &batch)
+		if err != nil {
+			return PetPage{}, err
 		}
 		examined += n
 		if len(found) > q.Limit || n < chunk {
@@ -378,24 +340,80 @@ func (s *Store) searchPets(ctx context.Context, q PetQuery) (PetPage, error) {
 		found, page.More = found[:q.Limit], true
 	}
 	page.More = page.More || page.Resume != 0
+	var err error
+	page.Pets, err = s.searchResult(ctx, plan, found)
+	return page, err
+}
+
+// searchChunk reads up to chunk candidates beyond cursor in the paging
+// direction and appends those that match to found (checking, off the
+// index, until found holds want). It returns the last candidate read and
+// how many were read.
+func (s *Store) searchChunk(ctx context.Context, plan searchPlan, cursor int64, chunk int, found []Pet, want int, batch *int) ([]Pet, int64, int, error) {
 	if plan.mode == modeDense {
-		// The scan read names only.
+		pets, last, n, err := s.denseChunk(ctx, plan, cursor, chunk)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		for _, p := range pets {
+			if matchesWords(p.Name, plan.terms) {
+				found = append(found, p)
+			}
+		}
+		return found, last, n, nil
+	}
+	ids, err := s.candidates(ctx, plan, cursor, chunk)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	var last int64
+	if len(ids) > 0 {
+		last = ids[len(ids)-1]
+	}
+	found, err = s.checkCandidates(ctx, plan, ids, found, want, batch)
+	return found, last, len(ids), err
+}
+
+// searchResult returns a page's matches lowest id first. A dense scan read
+// names only: its pets are read whole.
+func (s *Store) searchResult(ctx context.Context, plan searchPlan, found []Pet) ([]Pet, error) {
+	if plan.mode == modeDense {
 		ids := make([]int64, len(found))
 		for i, p := range found {
 			ids[i] = p.ID
 		}
-		page.Pets, err = s.petsByID(ctx, ids)
-		return page, err
+		return s.petsByID(ctx, ids)
 	}
 	slices.SortFunc(found, func(a, b Pet) int { return cmpInt64(a.ID, b.ID) })
-	page.Pets = found
-	return page, nil
+	return found, nil
 }
 
-// planSearch looks the planned words up in the index. ok is false when
-// some word starts no indexed word: nothing matches.
+// planSearch looks the planned words up in the index and chooses how to
+// read the candidates. ok is false when some word starts no indexed word:
+// nothing matches.
 func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, bool, error) {
 	plan := searchPlan{terms: terms}
+	ts, ok, err := s.lookUpTerms(ctx, terms)
+	if err != nil || !ok {
+		return plan, false, err
+	}
+	driver, mode := chooseDriver(ts)
+	plan.driver, plan.mode = ts[driver], mode
+	for i, t := range ts {
+		if i != driver && !t.many {
+			plan.filters = append(plan.filters, t.keys)
+		}
+	}
+	return plan, true, nil
+}
+
+// lookUpTerms looks the planned words (the longest few) up in the index:
+// the indexed words each starts, and as many of its entries as choosing the
+// driver needs. Counting costs as much as reading the entries counted:
+// words of a few indexed words are counted only to rareCount, and only
+// when there is a choice. ok is false when some word starts no indexed
+// word.
+func (s *Store) lookUpTerms(ctx context.Context, terms []string) ([]searchTerm, bool, error) {
 	planned := slices.Clone(terms)
 	// The longest words are the likeliest to be rare.
 	slices.SortStableFunc(planned, func(a, b string) int { return len(b) - len(a) })
@@ -404,11 +422,8 @@ func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, boo
 	for _, w := range planned {
 		t := searchTerm{key: wordKey(w)}
 		keys, err := s.distinctKeys(ctx, t.key, maxStreams+1)
-		if err != nil {
-			return plan, false, err
-		}
-		if len(keys) == 0 {
-			return plan, false, nil
+		if err != nil || len(keys) == 0 {
+			return nil, false, err
 		}
 		if len(keys) > maxStreams {
 			t.many = true
@@ -417,12 +432,6 @@ func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, boo
 		}
 		ts = append(ts, t)
 	}
-	// The driver. A rare word drives, whatever its kind. When every word
-	// is common: a word of many indexed words that can still be read whole
-	// (exact and bounded), else a word of a few indexed words, read newest
-	// first (bounded by the budget), else pets newest first. Counting costs
-	// as much as reading the entries counted: words of a few indexed words
-	// are counted only to rareCount, and only when there is a choice.
 	for i := range ts {
 		limit := rareCount
 		if ts[i].many {
@@ -432,10 +441,19 @@ func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, boo
 		}
 		n, err := s.countKeys(ctx, ts[i].key, limit)
 		if err != nil {
-			return plan, false, err
+			return nil, false, err
 		}
 		ts[i].count = n
 	}
+	return ts, true, nil
+}
+
+// chooseDriver chooses the word that drives the search, and how it is
+// read. A rare word drives, whatever its kind. When every word is common:
+// a word of many indexed words that can still be read whole (exact and
+// bounded), else a word of a few indexed words, read newest first (bounded
+// by the budget), else pets newest first.
+func chooseDriver(ts []searchTerm) (int, searchMode) {
 	driver, mode := -1, modeDense
 	better := func(i int) bool { return driver < 0 || ts[i].count < ts[driver].count }
 	for i, t := range ts {
@@ -461,13 +479,7 @@ func (s *Store) planSearch(ctx context.Context, terms []string) (searchPlan, boo
 	case !ts[driver].many:
 		mode = modeStream
 	}
-	plan.driver, plan.mode = ts[driver], mode
-	for i, t := range ts {
-		if i != driver && !t.many {
-			plan.filters = append(plan.filters, t.keys)
-		}
-	}
-	return plan, true, nil
+	return driver, mode
 }
 
 // keyRange returns the bounds of the keys that start with key: [key,
@@ -607,40 +619,7 @@ func (s *Store) candidates(ctx context.Context, p searchPlan, cursor int64, chun
 // read as the driving word's entries between its first and last id, joined
 // to pets: no list of ids to bind.
 func (s *Store) checkCandidates(ctx context.Context, p searchPlan, ids []int64, found []Pet, want int, batch *int) ([]Pet, error) {
-	driverCond, driverArgs := "d.word IN (?,?,?,?)", []any(nil)
-	if p.mode == modeRange {
-		lo, hi := keyRange(p.driver.key)
-		driverCond, driverArgs = "d.word >= ? AND d.word < ?", []any{lo, hi}
-	} else {
-		for i := range maxStreams {
-			driverArgs = append(driverArgs, []byte(p.driver.keys[min(i, len(p.driver.keys)-1)]))
-		}
-	}
-	// The driving word's entries first, then the other words' entries of
-	// the same pets (joins: MariaDB would turn an EXISTS into a
-	// materialization of all the word's entries), then the pets
-	// (STRAIGHT_JOIN on MySQL, CROSS JOIN on SQLite fix that order). A pet
-	// with two of the keys of one word comes back twice.
-	from, join := "pet_name_words d", " CROSS JOIN "
-	sel := "SELECT p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM "
-	if s.driver == DriverMySQL {
-		sel, join = "SELECT STRAIGHT_JOIN p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM ", " JOIN "
-	}
-	where, extra := "", []any(nil)
-	for i, keys := range p.filters {
-		from += fmt.Sprintf("%spet_name_words f%d", join, i)
-		where += fmt.Sprintf(" AND f%[1]d.pet_id = d.pet_id AND f%[1]d.word IN (?,?,?,?)", i)
-		for i := range maxStreams {
-			extra = append(extra, []byte(keys[min(i, len(keys)-1)]))
-		}
-	}
-	from += join + "pets p"
-	where += " AND p.id = d.pet_id"
-	if p.status != "" {
-		where += " AND p.status = ?"
-		extra = append(extra, string(p.status))
-	}
-	query := sel + from + " WHERE " + driverCond + " AND d.pet_id BETWEEN ? AND ?" + where
+	query, driverArgs, extra := s.checkSQL(p)
 	if p.mode == modeRange {
 		// Each batch goes through the whole (small) range: one per chunk.
 		*batch = len(ids)
@@ -678,6 +657,47 @@ func (s *Store) checkCandidates(ctx context.Context, p searchPlan, ids []int64, 
 		}
 	}
 	return found, nil
+}
+
+// checkSQL is the statement that checks a batch of candidates (see
+// checkCandidates), with the arguments that come before the batch's
+// bounds (the driving word's) and after them (the other words', the
+// status).
+func (s *Store) checkSQL(p searchPlan) (query string, driverArgs, extra []any) {
+	driverCond := "d.word IN (?,?,?,?)"
+	if p.mode == modeRange {
+		lo, hi := keyRange(p.driver.key)
+		driverCond, driverArgs = "d.word >= ? AND d.word < ?", []any{lo, hi}
+	} else {
+		for i := range maxStreams {
+			driverArgs = append(driverArgs, []byte(p.driver.keys[min(i, len(p.driver.keys)-1)]))
+		}
+	}
+	// The driving word's entries first, then the other words' entries of
+	// the same pets (joins: MariaDB would turn an EXISTS into a
+	// materialization of all the word's entries), then the pets
+	// (STRAIGHT_JOIN on MySQL, CROSS JOIN on SQLite fix that order). A pet
+	// with two of the keys of one word comes back twice.
+	from, join := "pet_name_words d", " CROSS JOIN "
+	sel := "SELECT p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM "
+	if s.driver == DriverMySQL {
+		sel, join = "SELECT STRAIGHT_JOIN p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM ", " JOIN "
+	}
+	where := ""
+	for i, keys := range p.filters {
+		from += fmt.Sprintf("%spet_name_words f%d", join, i)
+		where += fmt.Sprintf(" AND f%[1]d.pet_id = d.pet_id AND f%[1]d.word IN (?,?,?,?)", i)
+		for i := range maxStreams {
+			extra = append(extra, []byte(keys[min(i, len(keys)-1)]))
+		}
+	}
+	from += join + "pets p"
+	where += " AND p.id = d.pet_id"
+	if p.status != "" {
+		where += " AND p.status = ?"
+		extra = append(extra, string(p.status))
+	}
+	return sel + from + " WHERE " + driverCond + " AND d.pet_id BETWEEN ? AND ?" + where, driverArgs, extra
 }
 
 // petsByID reads whole pets by id, lowest id first.
@@ -779,22 +799,7 @@ func (s *Store) buildNameIndex(ctx context.Context) error {
 		if len(args) == 0 {
 			break
 		}
-		err = retry(ctx, func() error {
-			tx, err := s.sqlDB.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			defer tx.Rollback()
-			for rest := args; len(rest) > 0; {
-				n := min(len(rest), 2*250)
-				if _, err := tx.ExecContext(ctx, insertWordsSQL(verb, n/2), rest[:n]...); err != nil {
-					return err
-				}
-				rest = rest[n:]
-			}
-			return tx.Commit()
-		})
-		if err != nil {
+		if err := retry(ctx, func() error { return s.insertWords(ctx, verb, args) }); err != nil {
 			return err
 		}
 		if indexed%100_000 < 2000 {
@@ -806,4 +811,23 @@ func (s *Store) buildNameIndex(ctx context.Context) error {
 		s.log.Info("indexed pet names for search", "pets", indexed)
 	}
 	return err
+}
+
+// insertWords writes (word, pet_id) pairs, flattened in args, to the
+// search index in one transaction, 250 rows a statement; verb is INSERT or
+// the engine's insert-ignoring form.
+func (s *Store) insertWords(ctx context.Context, verb string, args []any) error {
+	tx, err := s.sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for rest := args; len(rest) > 0; {
+		n := min(len(rest), 2*250)
+		if _, err := tx.ExecContext(ctx, insertWordsSQL(verb, n/2), rest[:n]...); err != nil {
+			return err
+		}
+		rest = rest[n:]
+	}
+	return tx.Commit()
 }

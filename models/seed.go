@@ -141,53 +141,10 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 		return 0, 0, err
 	}
 	defer tx.Rollback()
-	stmts := map[string]*sql.Stmt{}
-	exec := func(query string, args []any) (sql.Result, error) {
-		stmt := stmts[query]
-		if stmt == nil {
-			if stmt, err = tx.PrepareContext(ctx, query); err != nil {
-				return nil, err
-			}
-			stmts[query] = stmt
-		}
-		return stmt.ExecContext(ctx, args...)
-	}
-	now := s.now()
-	var words []petWord
-	for done := 0; done < k; {
-		rows := min(seedRows(s.driver), k-done)
-		args := make([]any, 0, rows*5)
-		if s.driver != DriverMySQL {
-			args = append(args, now)
-		}
-		names := make([]string, 0, rows)
-		for i := from + done; i < from+done+rows; i++ {
-			p := seedPet(i)
-			args = append(args, p.Name, p.CategoryID, string(p.Status))
-			if s.driver == DriverMySQL {
-				args = append(args, now, now)
-			}
-			names = append(names, p.Name)
-		}
-		r, err := exec(s.insertPetsSQL(rows), args)
-		if err != nil {
-			return 0, 0, err
-		}
-		id, err := r.LastInsertId()
-		if err != nil {
-			return 0, 0, err
-		}
-		lo, hi := s.insertedIDs(id, rows)
-		if first == 0 {
-			first = lo
-		}
-		last = max(last, hi)
-		for j, name := range names {
-			for _, key := range nameKeys(name) {
-				words = append(words, petWord{key, lo + int64(j)})
-			}
-		}
-		done += rows
+	exec := preparedExec(ctx, tx)
+	first, last, words, err := s.insertSeedPets(exec, from, k)
+	if err != nil {
+		return 0, 0, err
 	}
 	// The index rows in key order: each word's entries then go in at the
 	// end of its range instead of all over the index.
@@ -213,6 +170,67 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 		return 0, 0, err
 	}
 	return first, last, nil
+}
+
+// execFunc runs one statement of a transaction.
+type execFunc func(query string, args []any) (sql.Result, error)
+
+// preparedExec runs statements on tx, each text prepared once.
+func preparedExec(ctx context.Context, tx *sql.Tx) execFunc {
+	stmts := map[string]*sql.Stmt{}
+	return func(query string, args []any) (sql.Result, error) {
+		stmt := stmts[query]
+		if stmt == nil {
+			var err error
+			if stmt, err = tx.PrepareContext(ctx, query); err != nil {
+				return nil, err
+			}
+			stmts[query] = stmt
+		}
+		return stmt.ExecContext(ctx, args...)
+	}
+}
+
+// insertSeedPets inserts example pets from..from+k-1, many a statement, and
+// returns the lowest and highest ids they were given and their index rows.
+func (s *Store) insertSeedPets(exec execFunc, from, k int) (first, last int64, words []petWord, err error) {
+	now := s.now()
+	for done := 0; done < k; {
+		rows := min(seedRows(s.driver), k-done)
+		args := make([]any, 0, rows*5)
+		if s.driver != DriverMySQL {
+			args = append(args, now)
+		}
+		names := make([]string, 0, rows)
+		for i := from + done; i < from+done+rows; i++ {
+			p := seedPet(i)
+			args = append(args, p.Name, p.CategoryID, string(p.Status))
+			if s.driver == DriverMySQL {
+				args = append(args, now, now)
+			}
+			names = append(names, p.Name)
+		}
+		r, err := exec(s.insertPetsSQL(rows), args)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		id, err := r.LastInsertId()
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		lo, hi := s.insertedIDs(id, rows)
+		if first == 0 {
+			first = lo
+		}
+		last = max(last, hi)
+		for j, name := range names {
+			for _, key := range nameKeys(name) {
+				words = append(words, petWord{key, lo + int64(j)})
+			}
+		}
+		done += rows
+	}
+	return first, last, words, nil
 }
 
 // petWord is one row of the name search index.

@@ -161,11 +161,11 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 // cookies, shared by every instance through the settings table (created on
 // first use): a 64-byte HMAC key and a 32-byte AES key.
 func (s *Store) SessionKeys(ctx context.Context) (hashKey, blockKey []byte, err error) {
-	hk, err := s.Setting(ctx, "session_hash_key", func() string { return randomHex(64) })
+	hk, err := s.sharedSetting(ctx, "session_hash_key", func() string { return randomHex(64) })
 	if err != nil {
 		return nil, nil, err
 	}
-	bk, err := s.Setting(ctx, "session_block_key", func() string { return randomHex(32) })
+	bk, err := s.sharedSetting(ctx, "session_block_key", func() string { return randomHex(32) })
 	if err != nil {
 		return nil, nil, err
 	}

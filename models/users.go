@@ -48,7 +48,7 @@ func ValidateUsername(raw string) (string, error) {
 	name := normalUsername(raw)
 	if !usernamePattern.MatchString(name) {
 		msg := "Username must be 1 to 64 letters, digits, dots, dashes or underscores."
-		return "", &Error{Code: CodeInvalidRequest, Message: msg, Fields: []FieldError{{"username", msg}}}
+		return "", fieldError(FieldUsername, msg)
 	}
 	return name, nil
 }
@@ -101,7 +101,7 @@ func insertUser(tx *gorm.DB, u *User, actor string) error {
 func (s *Store) userErr(username string, err error) error {
 	if isDuplicate(err) {
 		msg := fmt.Sprintf("A staff account named %q already exists.", username)
-		return &Error{Code: CodeConflict, Message: msg, Fields: []FieldError{{"username", msg}}}
+		return &Error{Code: CodeConflict, Message: msg, Fields: []FieldError{{FieldUsername, msg}}}
 	}
 	return s.dbErr("create user", err)
 }
@@ -166,8 +166,18 @@ var ErrAccountDisabled = &Error{Code: CodeUnauthorized, Message: "This account i
 var errLastEnabled = &Error{Code: CodeConflict,
 	Message: "This is the last enabled staff account, so it cannot be disabled: enable or add another account first."}
 
-func userNotFound(id int64) error {
-	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("No staff account has id %d.", id)}
+// GetUser returns one staff account.
+func (s *Store) GetUser(ctx context.Context, id int64) (User, error) {
+	var u User
+	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&u).Error
+	return u, s.accountErr(id, "get user", err)
+}
+
+// ListUsers returns every staff account by username.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	users := []User{}
+	err := s.db.WithContext(ctx).Order("username").Find(&users).Error
+	return users, s.dbErr("list users", err)
 }
 
 // FindUser returns the staff account named username (in any case).
@@ -310,6 +320,62 @@ func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User
 	return u, password, nil
 }
 
+// The fields of a staff account's forms, as this package names them in
+// FieldError: each form maps them to its own controls.
+const (
+	FieldUsername = "username"
+	FieldPassword = "password"
+	// FieldCurrentPassword and FieldNewPassword are ChangePassword's.
+	FieldCurrentPassword = "currentPassword"
+	FieldNewPassword     = "newPassword"
+)
+
+// ChangePassword replaces a user's password after checking the current
+// one (which after a reset is the one-time password), clears a pending
+// must-change, and bumps the session version so the account's other
+// sessions end. A refusal names FieldCurrentPassword or FieldNewPassword.
+// Wrong current passwords count as failed sign-ins, so a stolen session
+// cannot be used to guess the password faster than the sign-in form allows.
+func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, clientIP string) (User, error) {
+	u, err := s.GetUser(ctx, id)
+	if err != nil {
+		return User{}, err
+	}
+	if _, err := s.checkWithinLimits(ctx, u.Username, current, clientIP, "password change"); err != nil {
+		if ErrorCode(err) == CodeUnauthorized {
+			return User{}, fieldError(FieldCurrentPassword, "The current password is not right.")
+		}
+		return User{}, err
+	}
+	if err := ValidatePassword(next, u.Username); err != nil {
+		var e *Error
+		errors.As(err, &e)
+		return User{}, fieldError(FieldNewPassword, e.Message)
+	}
+	if next == current {
+		return User{}, fieldError(FieldNewPassword, "The new password must differ from the current one.")
+	}
+	nu, err := s.newUser(ctx, u.Username, next)
+	if err != nil {
+		return User{}, err
+	}
+	now := s.now()
+	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
+			"password_hash": nu.PasswordHash, "must_change_password": false,
+			"session_version": gorm.Expr("session_version + 1"), "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionPasswordChanged, TargetType: TargetUser,
+			TargetID: id, Detail: "own password"}).Error
+	})
+	if err != nil {
+		return User{}, s.dbErr("change password", err)
+	}
+	return s.GetUser(ctx, id)
+}
+
 // oneTimePassword returns a random password that is easy to read out and
 // type: five groups of four characters from a-z and 2-7 (no 0, 1, 8 or 9
 // to mistake for letters), 100 random bits, within the password rules.
@@ -332,10 +398,10 @@ func auditUser(tx *gorm.DB, at time.Time, actor, action string, u User, detail s
 	return tx.Create(&AuditEvent{At: at, Actor: actor, Action: action, TargetType: TargetUser, TargetID: u.ID, Detail: d}).Error
 }
 
-// accountErr classifies an error of an account change.
+// accountErr classifies an error of an account read or change.
 func (s *Store) accountErr(id int64, op string, err error) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return userNotFound(id)
+		return notFound("staff account", id)
 	}
 	return s.dbErr(op, err)
 }

@@ -617,7 +617,7 @@ func TestResetPassword(t *testing.T) {
 
 		// The new password may not be the one-time password.
 		var e *models.Error
-		if _, err := s.ChangePassword(ctx, bob.ID, otp, otp, "192.0.2.1"); !errors.As(err, &e) || e.Field("new") == "" {
+		if _, err := s.ChangePassword(ctx, bob.ID, otp, otp, "192.0.2.1"); !errors.As(err, &e) || e.Field(models.FieldNewPassword) == "" {
 			t.Errorf("ChangePassword(to the one-time password) = %v, want refused on new", err)
 		}
 		changed, err := s.ChangePassword(ctx, bob.ID, otp, next, "192.0.2.1")

@@ -7,7 +7,8 @@ package templates
 type Page struct {
 	// Title is the page's own title; the layout adds the product name.
 	Title string
-	// Section marks the active navigation entry: "pets", "api-keys", "users".
+	// Section marks the active navigation entry: "pets", "api-keys",
+	// "users" or "audit"; "" marks none.
 	Section string
 	// Username is the signed-in staff member, "" on the sign-in page.
 	Username string

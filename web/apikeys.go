@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
@@ -14,87 +13,87 @@ import (
 )
 
 // registerAPIKeys mounts the API keys page on the signed-in group.
-func (w *Web) registerAPIKeys(r gin.IRouter) {
-	r.GET("/api-keys", w.listAPIKeys)
-	r.POST("/api-keys", w.createAPIKey)
-	r.GET("/api-keys/:id/revoke", w.confirmRevokeAPIKey)
-	r.POST("/api-keys/:id/revoke", w.revokeAPIKey)
+func (ui *Web) registerAPIKeys(r gin.IRouter) {
+	r.GET("/api-keys", ui.listAPIKeys)
+	r.POST("/api-keys", ui.createAPIKey)
+	r.GET("/api-keys/:id/revoke", ui.confirmRevokeAPIKey)
+	r.POST("/api-keys/:id/revoke", ui.revokeAPIKey)
 }
 
 // listAPIKeys shows the keys and the create form.
-func (w *Web) listAPIKeys(c *gin.Context) {
-	v, err := w.apiKeysView(c)
+func (ui *Web) listAPIKeys(c *gin.Context) {
+	v, err := ui.apiKeysView(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	w.showAPIKeys(c, http.StatusOK, v)
+	ui.showAPIKeys(c, http.StatusOK, v)
 }
 
 // createAPIKey makes a key and shows it once, in this response only: it is
 // never put in the session, so it cannot be shown again (and the response
 // is no-store, like every console page). A refused name re-renders the form.
-func (w *Web) createAPIKey(c *gin.Context) {
+func (ui *Web) createAPIKey(c *gin.Context) {
 	name := c.PostForm("name")
-	k, key, err := w.store.CreateAPIKey(c.Request.Context(), name, currentUser(c).Username)
+	k, key, err := ui.store.CreateAPIKey(c.Request.Context(), name, currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	v, verr := w.apiKeysView(c)
+	v, verr := ui.apiKeysView(c)
 	if verr != nil {
-		w.fail(c, verr)
+		ui.fail(c, verr)
 		return
 	}
 	if ok {
 		v.Form = templates.APIKeyForm{Name: name, NameError: invalid.Field(models.FieldName)}
-		w.showAPIKeys(c, http.StatusUnprocessableEntity, v)
+		ui.showAPIKeys(c, http.StatusUnprocessableEntity, v)
 		return
 	}
 	v.NewKey = &templates.NewAPIKey{Name: k.Name, Key: key}
-	w.showAPIKeys(c, http.StatusOK, v)
+	ui.showAPIKeys(c, http.StatusOK, v)
 }
 
 // showAPIKeys answers with the whole page, or for htmx with the keys
 // section (and an emptied flash region, so no stale message stays).
-func (w *Web) showAPIKeys(c *gin.Context, status int, v templates.APIKeysView) {
+func (ui *Web) showAPIKeys(c *gin.Context, status int, v templates.APIKeysView) {
 	if isHTMX(c) {
-		w.render(c, status, templ.Join(templates.APIKeysSection(w.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
+		ui.render(c, status, templ.Join(templates.APIKeysSection(ui.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
 		return
 	}
-	w.render(c, status, templates.APIKeysPage(w.page(c, "API keys", "api-keys"), v))
+	ui.render(c, status, templates.APIKeysPage(ui.page(c, "API keys", "api-keys"), v))
 }
 
 // confirmRevokeAPIKey asks before revoking a key; it changes nothing.
-func (w *Web) confirmRevokeAPIKey(c *gin.Context) {
-	k, err := w.findAPIKey(c)
+func (ui *Web) confirmRevokeAPIKey(c *gin.Context) {
+	k, err := ui.findAPIKey(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k)}
-	w.render(c, http.StatusOK, templates.RevokeAPIKeyPage(w.page(c, "Revoke API key", "api-keys"), v))
+	ui.render(c, http.StatusOK, templates.RevokeAPIKeyPage(ui.page(c, "Revoke API key", "api-keys"), v))
 }
 
 // revokeAPIKey revokes a key at once: htmx gets the updated row, a plain
 // form post goes back to the list.
-func (w *Web) revokeAPIKey(c *gin.Context) {
+func (ui *Web) revokeAPIKey(c *gin.Context) {
 	id, err := apiKeyID(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	k, err := w.store.RevokeAPIKey(c.Request.Context(), id, currentUser(c).Username)
+	k, err := ui.store.RevokeAPIKey(c.Request.Context(), id, currentUser(c).Username)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	msg := fmt.Sprintf("API key “%s” revoked.", k.Name)
 	if isHTMX(c) {
 		// The row comes first: htmx parses a leading <tr> as table content.
 		f := templates.Flash{Kind: "success", Text: msg}
-		w.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k)), templates.FlashOOB(f)))
+		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k)), templates.FlashOOB(f)))
 		return
 	}
 	flash(c, "success", msg)
@@ -102,8 +101,8 @@ func (w *Web) revokeAPIKey(c *gin.Context) {
 }
 
 // apiKeysView lists the keys for the page.
-func (w *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
-	keys, err := w.store.ListAPIKeys(c.Request.Context())
+func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
+	keys, err := ui.store.ListAPIKeys(c.Request.Context())
 	if err != nil {
 		return templates.APIKeysView{}, err
 	}
@@ -115,19 +114,19 @@ func (w *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 }
 
 // findAPIKey returns the key named by the :id parameter.
-func (w *Web) findAPIKey(c *gin.Context) (models.APIKey, error) {
+func (ui *Web) findAPIKey(c *gin.Context) (models.APIKey, error) {
 	id, err := apiKeyID(c)
 	if err != nil {
 		return models.APIKey{}, err
 	}
-	return w.store.GetAPIKey(c.Request.Context(), id)
+	return ui.store.GetAPIKey(c.Request.Context(), id)
 }
 
 // apiKeyID reads the :id parameter; anything but a positive integer is a
 // key that does not exist.
 func apiKeyID(c *gin.Context) (int64, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
 		return 0, &models.Error{Code: models.CodeNotFound, Message: "There is no API key with this id."}
 	}
 	return id, nil
@@ -140,7 +139,7 @@ func apiKeyRow(k models.APIKey) templates.APIKeyRow {
 	if k.LastUsedAt != nil {
 		row.LastUsed = formatTime(*k.LastUsedAt)
 	}
-	if k.RevokedAt != nil {
+	if k.Revoked() {
 		row.Revoked = formatTime(*k.RevokedAt)
 	}
 	return row

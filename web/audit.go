@@ -12,57 +12,58 @@ import (
 	"petstore/templates"
 )
 
-func (w *Web) registerAudit(r gin.IRouter) {
-	r.GET("/audit", w.listAudit)
+func (ui *Web) registerAudit(r gin.IRouter) {
+	r.GET("/audit", ui.listAudit)
 }
 
 // listAudit shows one page of the audit trail with its filters.
-func (w *Web) listAudit(c *gin.Context) {
+func (ui *Web) listAudit(c *gin.Context) {
 	action, actor, target := c.Query("action"), c.Query("actor"), c.Query("target")
 	v := templates.AuditView{Action: action, Actor: actor, Target: target, Actions: models.AuditActions,
 		Filtered: action != "" || actor != "" || target != ""}
 	q, err := models.ParseAuditQuery(action, actor, target, c.Query("before"))
-	status := http.StatusOK
-	if err != nil {
-		var e *models.Error
-		if !errors.As(err, &e) {
-			w.fail(c, err)
-			return
-		}
-		v.Error, status = e.Message, http.StatusBadRequest
-		w.render(c, status, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+	if e := (*models.Error)(nil); errors.As(err, &e) {
+		v.Error = e.Message
+		ui.render(c, http.StatusBadRequest, templates.AuditPage(ui.page(c, "Audit trail", "audit"), v))
 		return
 	}
-	events, more, err := w.store.ListAuditEvents(c.Request.Context(), q)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
+		return
+	}
+	events, more, err := ui.store.ListAuditEvents(c.Request.Context(), q)
+	if err != nil {
+		ui.fail(c, err)
 		return
 	}
 	for _, ev := range events {
 		v.Rows = append(v.Rows, auditRow(ev))
 	}
-	link := func(before int64) string {
-		p := url.Values{}
-		for k, val := range map[string]string{"action": action, "actor": actor, "target": target} {
-			if val != "" {
-				p.Set(k, val)
-			}
-		}
-		if before > 0 {
-			p.Set("before", strconv.FormatInt(before, 10))
-		}
-		if len(p) == 0 {
-			return Prefix + "/audit"
-		}
-		return Prefix + "/audit?" + p.Encode()
-	}
 	if more {
-		v.OlderURL = link(events[len(events)-1].ID)
+		v.OlderURL = auditURL(v, events[len(events)-1].ID)
 	}
 	if q.Before > 0 {
-		v.NewestURL = link(0)
+		v.NewestURL = auditURL(v, 0)
 	}
-	w.render(c, status, templates.AuditPage(w.page(c, "Audit trail", "audit"), v))
+	ui.render(c, http.StatusOK, templates.AuditPage(ui.page(c, "Audit trail", "audit"), v))
+}
+
+// auditURL returns the URL of the audit trail with the view's filters,
+// from the newest event or, when before is not 0, from just before it.
+func auditURL(v templates.AuditView, before int64) string {
+	p := url.Values{}
+	for k, val := range map[string]string{"action": v.Action, "actor": v.Actor, "target": v.Target} {
+		if val != "" {
+			p.Set(k, val)
+		}
+	}
+	if before > 0 {
+		p.Set("before", strconv.FormatInt(before, 10))
+	}
+	if len(p) == 0 {
+		return Prefix + "/audit"
+	}
+	return Prefix + "/audit?" + p.Encode()
 }
 
 func auditRow(ev models.AuditEvent) templates.AuditRow {

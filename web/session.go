@@ -14,14 +14,15 @@ import (
 	"github.com/gin-contrib/sessions"
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/templates"
 )
 
 // sessionOptions are the cookie's settings: HttpOnly, SameSite=Lax, Secure
 // behind https, living maxAge seconds (-1 deletes it).
-func (w *Web) sessionOptions(maxAge int) sessions.Options {
-	return sessions.Options{Path: "/", MaxAge: maxAge, Secure: w.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+func (ui *Web) sessionOptions(maxAge int) sessions.Options {
+	return sessions.Options{Path: "/", MaxAge: maxAge, Secure: ui.secure, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 }
 
 // Session values.
@@ -45,9 +46,9 @@ func session(c *gin.Context) sessions.Session {
 // loadSession loads the request's session before anything reads it, so that
 // a database error answers the error page (503 while the database is down)
 // instead of passing for a signed-out visitor.
-func (w *Web) loadSession(c *gin.Context) {
-	if _, err := w.sessions.load(c.Request, w.cookie, c.ClientIP()); err != nil {
-		w.fail(c, err)
+func (ui *Web) loadSession(c *gin.Context) {
+	if _, err := ui.sessions.load(c.Request, ui.cookie, c.ClientIP()); err != nil {
+		ui.fail(c, err)
 		return
 	}
 	c.Next()
@@ -61,7 +62,7 @@ func randomToken() string {
 
 // csrfToken returns the session's CSRF token, creating (and saving) one
 // when the session has none yet.
-func (w *Web) csrfToken(c *gin.Context) string {
+func (ui *Web) csrfToken(c *gin.Context) string {
 	s := session(c)
 	if s == nil {
 		return ""
@@ -72,7 +73,7 @@ func (w *Web) csrfToken(c *gin.Context) string {
 	tok := randomToken()
 	s.Set(keyCSRF, tok)
 	if err := s.Save(); err != nil {
-		w.log.Error("save session", "error", err)
+		ui.log.Error("save session", "error", err)
 	}
 	return tok
 }
@@ -81,46 +82,45 @@ func (w *Web) csrfToken(c *gin.Context) string {
 // (Go's CrossOriginProtection, from Sec-Fetch-Site and Origin) or that lack
 // the session's token (form field csrf_token, or the X-CSRF-Token header
 // htmx sends). Refused requests change nothing.
-func (w *Web) checkCSRF(c *gin.Context) {
+func (ui *Web) checkCSRF(c *gin.Context) {
 	switch c.Request.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		c.Next()
 		return
 	}
-	refuse := func() {
-		v := templates.ErrorView{Status: http.StatusForbidden, Heading: "Request refused",
-			Message: "This form has expired or came from another site, so nothing was changed. Go back, reload the page and try again."}
-		w.render(c, http.StatusForbidden, templates.ErrorPage(w.page(c, v.Heading, ""), v))
-		c.Abort()
-	}
-	if err := w.origin.Check(c.Request); err != nil {
-		refuse()
+	if err := ui.origin.Check(c.Request); err != nil {
+		ui.fail(c, errForged)
 		return
 	}
 	// Console forms are small: cap the body before anything reads it.
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
 	if err := c.Request.ParseForm(); err != nil {
-		var tooBig *http.MaxBytesError
-		status, v := http.StatusBadRequest, templates.ErrorView{Heading: "Request refused", Message: "The form could not be read, so nothing was changed."}
-		if errors.As(err, &tooBig) {
-			status, v.Message = http.StatusRequestEntityTooLarge, "The form is too large, so nothing was changed."
-		}
-		v.Status = status
-		w.render(c, status, templates.ErrorPage(w.page(c, v.Heading, ""), v))
-		c.Abort()
+		ui.fail(c, formUnread(err))
 		return
 	}
-	s := session(c)
-	want, _ := s.Get(keyCSRF).(string)
+	want, _ := session(c).Get(keyCSRF).(string)
 	got := c.GetHeader("X-CSRF-Token")
 	if got == "" {
 		got = c.PostForm("csrf_token")
 	}
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		refuse()
+		ui.fail(c, errForged)
 		return
 	}
 	c.Next()
+}
+
+// errForged refuses a form that came from another site or lacks the
+// session's token.
+var errForged = refuse(httpcode.Forbidden, "Request refused",
+	"This form has expired or came from another site, so nothing was changed. Go back, reload the page and try again.")
+
+// formUnread refuses a form body that could not be read.
+func formUnread(err error) error {
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+		return refuse(httpcode.PayloadTooLarge, "Request refused", "The form is too large, so nothing was changed.")
+	}
+	return refuse(models.CodeInvalidRequest, "Request refused", "The form could not be read, so nothing was changed.")
 }
 
 // MaxFormBytes caps the body of a console form.
@@ -135,20 +135,20 @@ func StaffName(c *gin.Context) string {
 // requireStaff lets signed-in staff through and sends everyone else to the
 // sign-in page, remembering where they were going. A session ends after
 // the idle or absolute timeout, or when the account's password changed.
-func (w *Web) requireStaff(c *gin.Context) {
+func (ui *Web) requireStaff(c *gin.Context) {
 	s := session(c)
-	now := w.now()
+	now := ui.now()
 	uid, _ := s.Get(keyUserID).(int64)
 	ver, _ := s.Get(keyVersion).(int64)
 	authAt, _ := s.Get(keyAuthAt).(int64)
 	seenAt, _ := s.Get(keySeenAt).(int64)
-	valid := uid > 0 && now.Sub(time.Unix(authAt, 0)) < w.absolute && now.Sub(time.Unix(seenAt, 0)) < w.idle
+	valid := uid > 0 && now.Sub(time.Unix(authAt, 0)) < ui.absolute && now.Sub(time.Unix(seenAt, 0)) < ui.idle
 	var u models.User
 	if valid {
 		var err error
-		u, err = w.store.GetUser(c.Request.Context(), uid)
+		u, err = ui.store.GetUser(c.Request.Context(), uid)
 		if err != nil && models.ErrorCode(err) != models.CodeNotFound {
-			w.fail(c, err)
+			ui.fail(c, err)
 			return
 		}
 		valid = err == nil && u.SessionVersion == ver
@@ -159,18 +159,18 @@ func (w *Web) requireStaff(c *gin.Context) {
 			// the session's row.
 			s.Clear()
 			if err := s.Save(); err != nil {
-				w.fail(c, err)
+				ui.fail(c, err)
 				return
 			}
 		}
-		w.toLogin(c)
+		ui.toLogin(c)
 		return
 	}
 	if now.Sub(time.Unix(seenAt, 0)) > time.Minute {
 		// Written at most once a minute: each save is a database write.
 		s.Set(keySeenAt, now.Unix())
 		if err := s.Save(); err != nil {
-			w.fail(c, err)
+			ui.fail(c, err)
 			return
 		}
 	}
@@ -179,15 +179,21 @@ func (w *Web) requireStaff(c *gin.Context) {
 }
 
 // toLogin sends the browser to the sign-in page with the wanted page as next.
-func (w *Web) toLogin(c *gin.Context) {
+func (ui *Web) toLogin(c *gin.Context) {
 	next := c.Request.URL.RequestURI()
 	if c.Request.Method != http.MethodGet {
 		next = Prefix
 	}
-	target := Prefix + "/login?next=" + url.QueryEscape(next)
+	redirectAway(c, Prefix+"/login?next="+url.QueryEscape(next), http.StatusUnauthorized)
+}
+
+// redirectAway sends the browser to target and ends the request. An htmx
+// request, which would swap the target's page into its region, gets
+// HX-Redirect and htmxStatus instead, and htmx loads the whole page.
+func redirectAway(c *gin.Context, target string, htmxStatus int) {
 	if c.GetHeader("HX-Request") == "true" {
 		c.Header("HX-Redirect", target)
-		c.AbortWithStatus(http.StatusUnauthorized)
+		c.AbortWithStatus(htmxStatus)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, target)
@@ -215,10 +221,10 @@ func safeNext(next string) string {
 }
 
 // page builds the layout data of a page.
-func (w *Web) page(c *gin.Context, title, section string) templates.Page {
-	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
+func (ui *Web) page(c *gin.Context, title, section string) templates.Page {
+	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: ui.assets}
 	if s := session(c); s != nil {
-		p.CSRFToken = w.csrfToken(c)
+		p.CSRFToken = ui.csrfToken(c)
 		if flashes := s.Flashes(); len(flashes) > 0 {
 			if f, ok := flashes[0].(string); ok {
 				kind, text, _ := strings.Cut(f, ":")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -15,17 +14,17 @@ import (
 )
 
 // registerUsers mounts the staff pages on the signed-in group.
-func (w *Web) registerUsers(r gin.IRouter) {
-	r.GET("/users", w.listUsers)
-	r.POST("/users", w.createUser)
-	r.POST("/users/password", w.changePassword)
-	r.GET("/users/:id", w.showMember)
-	r.POST("/users/:id/disable", w.disableMember)
-	r.POST("/users/:id/enable", w.enableMember)
-	r.POST("/users/:id/end-sessions", w.endMemberSessions)
-	r.POST("/users/:id/reset-password", w.resetMemberPassword)
-	r.GET("/password", w.showForcedPassword)
-	r.POST("/password", w.changePassword)
+func (ui *Web) registerUsers(r gin.IRouter) {
+	r.GET("/users", ui.listUsers)
+	r.POST("/users", ui.createUser)
+	r.POST("/users/password", ui.changePassword)
+	r.GET("/users/:id", ui.showMember)
+	r.POST("/users/:id/disable", ui.disableMember)
+	r.POST("/users/:id/enable", ui.enableMember)
+	r.POST("/users/:id/end-sessions", ui.endMemberSessions)
+	r.POST("/users/:id/reset-password", ui.resetMemberPassword)
+	r.GET("/password", ui.showForcedPassword)
+	r.POST("/password", ui.changePassword)
 }
 
 // Paths a member whose password was reset may still use.
@@ -38,77 +37,71 @@ const (
 // ended already (disabling bumps the session version, which requireStaff
 // checks); this refuses one all the same. A member whose password was
 // reset can use nothing but the form that sets a new one, and sign-out.
-func (w *Web) checkAccount(c *gin.Context) {
+func (ui *Web) checkAccount(c *gin.Context) {
 	u := currentUser(c)
 	if u.Disabled() {
 		s := session(c)
 		s.Clear()
 		s.Save()
-		w.toLogin(c)
+		ui.toLogin(c)
 		return
 	}
 	if u.MustChangePassword && c.FullPath() != forcedPasswordPath && c.FullPath() != logoutPath {
-		if c.GetHeader("HX-Request") == "true" {
-			c.Header("HX-Redirect", forcedPasswordPath)
-			c.AbortWithStatus(http.StatusForbidden)
-			return
-		}
-		c.Redirect(http.StatusSeeOther, forcedPasswordPath)
-		c.Abort()
+		redirectAway(c, forcedPasswordPath, http.StatusForbidden)
 		return
 	}
 	c.Next()
 }
 
 // showForcedPassword shows the form to choose a new password (after a reset).
-func (w *Web) showForcedPassword(c *gin.Context) {
+func (ui *Web) showForcedPassword(c *gin.Context) {
 	if !currentUser(c).MustChangePassword {
 		c.Redirect(http.StatusSeeOther, Prefix+"/users")
 		return
 	}
 	v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength}
-	w.render(c, http.StatusOK, templates.ForcedPasswordPage(w.page(c, "Choose a new password", ""), v))
+	ui.render(c, http.StatusOK, templates.ForcedPasswordPage(ui.page(c, "Choose a new password", ""), v))
 }
 
 // listUsers shows the staff accounts and the two forms.
-func (w *Web) listUsers(c *gin.Context) {
-	v, err := w.staffView(c)
+func (ui *Web) listUsers(c *gin.Context) {
+	v, err := ui.staffView(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	w.render(c, http.StatusOK, templates.StaffPage(w.page(c, "Staff", "users"), v))
+	ui.render(c, http.StatusOK, templates.StaffPage(ui.page(c, "Staff", "users"), v))
 }
 
 // createUser adds a staff account. Refused input re-renders the form with
 // the messages beside the fields; the password is never sent back.
-func (w *Web) createUser(c *gin.Context) {
+func (ui *Web) createUser(c *gin.Context) {
 	username := c.PostForm("username")
-	u, err := w.store.CreateUser(c.Request.Context(), username, c.PostForm("password"), currentUser(c).Username)
+	u, err := ui.store.CreateUser(c.Request.Context(), username, c.PostForm("password"), currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	v, verr := w.staffView(c)
+	v, verr := ui.staffView(c)
 	if verr != nil {
-		w.fail(c, verr)
+		ui.fail(c, verr)
 		return
 	}
 	if ok {
 		v.Add = templates.StaffAddForm{Username: username,
-			UsernameError: invalid.Field("username"), PasswordError: invalid.Field("password")}
+			UsernameError: invalid.Field(models.FieldUsername), PasswordError: invalid.Field(models.FieldPassword)}
 		if isHTMX(c) {
-			w.render(c, http.StatusUnprocessableEntity, templ.Join(templates.StaffSection(w.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
+			ui.render(c, http.StatusUnprocessableEntity, templ.Join(templates.StaffSection(ui.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
 			return
 		}
-		w.render(c, http.StatusUnprocessableEntity, templates.StaffPage(w.page(c, "Staff", "users"), v))
+		ui.render(c, http.StatusUnprocessableEntity, templates.StaffPage(ui.page(c, "Staff", "users"), v))
 		return
 	}
 	msg := "Staff member " + u.Username + " added."
 	if isHTMX(c) {
 		f := templates.Flash{Kind: "success", Text: msg}
-		w.render(c, http.StatusOK, templ.Join(templates.StaffSection(w.csrfToken(c), v), templates.FlashOOB(f)))
+		ui.render(c, http.StatusOK, templ.Join(templates.StaffSection(ui.csrfToken(c), v), templates.FlashOOB(f)))
 		return
 	}
 	flash(c, "success", msg)
@@ -119,33 +112,32 @@ func (w *Web) createUser(c *gin.Context) {
 // the account's session version, which ends all its sessions; this one is
 // moved to the new version so that only the others end.
 // After a reset (the form at /admin/password) the console opens again.
-func (w *Web) changePassword(c *gin.Context) {
+func (ui *Web) changePassword(c *gin.Context) {
 	forced := currentUser(c).MustChangePassword
-	u, err := w.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP())
+	u, err := ui.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP())
 	if invalid, ok := invalidFields(err); ok && forced {
-		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength,
-			Password: templates.PasswordForm{CurrentError: invalid.Field("current"), NewError: invalid.Field("new")}}
-		w.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(w.page(c, "Choose a new password", ""), v))
+		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength, Password: passwordForm(invalid)}
+		ui.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(ui.page(c, "Choose a new password", ""), v))
 		return
 	}
 	if invalid, ok := invalidFields(err); ok {
-		v, verr := w.staffView(c)
+		v, verr := ui.staffView(c)
 		if verr != nil {
-			w.fail(c, verr)
+			ui.fail(c, verr)
 			return
 		}
-		v.Password = templates.PasswordForm{CurrentError: invalid.Field("current"), NewError: invalid.Field("new")}
-		w.render(c, http.StatusUnprocessableEntity, templates.StaffPage(w.page(c, "Staff", "users"), v))
+		v.Password = passwordForm(invalid)
+		ui.render(c, http.StatusUnprocessableEntity, templates.StaffPage(ui.page(c, "Staff", "users"), v))
 		return
 	}
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	s := session(c)
 	s.Set(keyVersion, u.SessionVersion)
 	if err := s.Save(); err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	if forced {
@@ -157,9 +149,15 @@ func (w *Web) changePassword(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, Prefix+"/users")
 }
 
+// passwordForm shows a refused password change beside the form's fields
+// "current" and "new".
+func passwordForm(invalid *models.Error) templates.PasswordForm {
+	return templates.PasswordForm{CurrentError: invalid.Field(models.FieldCurrentPassword), NewError: invalid.Field(models.FieldNewPassword)}
+}
+
 // staffView lists the accounts, marking the signed-in one.
-func (w *Web) staffView(c *gin.Context) (templates.StaffView, error) {
-	users, err := w.store.ListUsers(c.Request.Context())
+func (ui *Web) staffView(c *gin.Context) (templates.StaffView, error) {
+	users, err := ui.store.ListUsers(c.Request.Context())
 	if err != nil {
 		return templates.StaffView{}, err
 	}
@@ -184,38 +182,38 @@ func accountState(u models.User) string {
 }
 
 // showMember shows one staff account and the forms that act on it.
-func (w *Web) showMember(c *gin.Context) {
-	u, err := w.findMember(c)
+func (ui *Web) showMember(c *gin.Context) {
+	u, err := ui.findMember(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	w.renderMember(c, http.StatusOK, u, "", "")
+	ui.renderMember(c, http.StatusOK, u, "", "")
 }
 
 // renderMember answers with the member page of u; otp is a one-time
 // password just made (shown in this response only), refused says why an
 // action was refused.
-func (w *Web) renderMember(c *gin.Context, status int, u models.User, otp, refused string) {
-	v, err := w.memberView(c, u)
+func (ui *Web) renderMember(c *gin.Context, status int, u models.User, otp, refused string) {
+	v, err := ui.memberView(c, u)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	v.OneTimePassword, v.Error = otp, refused
-	w.render(c, status, templates.MemberPage(w.page(c, "Staff member "+u.Username, "users"), v))
+	ui.render(c, status, templates.MemberPage(ui.page(c, "Staff member "+u.Username, "users"), v))
 }
 
 // memberView maps an account to its page, with its last sign-in and the
 // live API keys it created.
-func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, error) {
+func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, error) {
 	ctx := c.Request.Context()
 	v := templates.MemberView{ID: u.ID, Username: u.Username, You: u.ID == currentUser(c).ID, Disabled: u.Disabled(),
 		MustChangePassword: u.MustChangePassword, Created: formatTime(u.CreatedAt), LastSignIn: "never"}
 	if u.DisabledAt != nil {
 		v.DisabledAt = formatTime(*u.DisabledAt)
 	}
-	logins, _, err := w.store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionLogin,
+	logins, _, err := ui.store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionLogin,
 		TargetType: models.TargetUser, TargetID: u.ID, Limit: 1})
 	if err != nil {
 		return v, err
@@ -223,12 +221,12 @@ func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, e
 	if len(logins) > 0 {
 		v.LastSignIn = formatTime(logins[0].At)
 	}
-	keys, err := w.store.ListAPIKeys(ctx)
+	keys, err := ui.store.ListAPIKeys(ctx)
 	if err != nil {
 		return v, err
 	}
 	for _, k := range keys {
-		if k.CreatedBy == u.Username && k.RevokedAt == nil {
+		if k.CreatedBy == u.Username && !k.Revoked() {
 			v.Keys = append(v.Keys, apiKeyRow(k))
 		}
 	}
@@ -236,12 +234,12 @@ func (w *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, e
 }
 
 // findMember returns the account named by the :id parameter.
-func (w *Web) findMember(c *gin.Context) (models.User, error) {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
+func (ui *Web) findMember(c *gin.Context) (models.User, error) {
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
 		return models.User{}, &models.Error{Code: models.CodeNotFound, Message: "There is no staff member with this id."}
 	}
-	return w.store.GetUser(c.Request.Context(), id)
+	return ui.store.GetUser(c.Request.Context(), id)
 }
 
 // memberAction runs one action on the account of the :id parameter and
@@ -249,28 +247,28 @@ func (w *Web) findMember(c *gin.Context) (models.User, error) {
 // page, or the page with why the action was refused (a conflict, such as
 // the last enabled account). A member may not disable or reset their own
 // account from here: they would lock themself out by mistake.
-func (w *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context.Context, id int64, actor string) (models.User, error), done string) {
-	target, err := w.findMember(c)
+func (ui *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context.Context, id int64, actor string) (models.User, error), done string) {
+	target, err := ui.findMember(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	if notSelf != "" && target.ID == currentUser(c).ID {
-		w.renderMember(c, http.StatusConflict, target, "", notSelf)
+		ui.renderMember(c, http.StatusConflict, target, "", notSelf)
 		return
 	}
 	u, err := act(c.Request.Context(), target.ID, currentUser(c).Username)
 	if e := (*models.Error)(nil); errors.As(err, &e) && e.Code == models.CodeConflict {
-		w.renderMember(c, http.StatusConflict, target, "", e.Message)
+		ui.renderMember(c, http.StatusConflict, target, "", e.Message)
 		return
 	}
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	if u.ID == currentUser(c).ID && u.SessionVersion != currentUser(c).SessionVersion {
 		// Ending one's own sessions ends this one too.
-		w.toLogin(c)
+		ui.toLogin(c)
 		return
 	}
 	flash(c, "success", strings.ReplaceAll(done, "{name}", u.Username))
@@ -278,38 +276,38 @@ func (w *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context.
 }
 
 // disableMember disables an account: its sessions end at once.
-func (w *Web) disableMember(c *gin.Context) {
-	w.memberAction(c, "You cannot disable your own account.", w.store.DisableUser,
+func (ui *Web) disableMember(c *gin.Context) {
+	ui.memberAction(c, "You cannot disable your own account.", ui.store.DisableUser,
 		"{name} is disabled: their sessions have ended and sign-in is refused. Their API keys keep working until revoked.")
 }
 
 // enableMember enables an account again.
-func (w *Web) enableMember(c *gin.Context) {
-	w.memberAction(c, "", w.store.EnableUser, "{name} is enabled and can sign in again.")
+func (ui *Web) enableMember(c *gin.Context) {
+	ui.memberAction(c, "", ui.store.EnableUser, "{name} is enabled and can sign in again.")
 }
 
 // endMemberSessions signs an account out everywhere.
-func (w *Web) endMemberSessions(c *gin.Context) {
-	w.memberAction(c, "", w.store.EndSessions, "All sessions of {name} have ended.")
+func (ui *Web) endMemberSessions(c *gin.Context) {
+	ui.memberAction(c, "", ui.store.EndSessions, "All sessions of {name} have ended.")
 }
 
 // resetMemberPassword gives an account a one-time password and shows it in
 // this response only: never in a URL, a flash or the session (the page is
 // no-store like every console page).
-func (w *Web) resetMemberPassword(c *gin.Context) {
-	target, err := w.findMember(c)
+func (ui *Web) resetMemberPassword(c *gin.Context) {
+	target, err := ui.findMember(c)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
 	if target.ID == currentUser(c).ID {
-		w.renderMember(c, http.StatusConflict, target, "", "You cannot reset your own password here: change it on the Staff page.")
+		ui.renderMember(c, http.StatusConflict, target, "", "You cannot reset your own password here: change it on the Staff page.")
 		return
 	}
-	u, otp, err := w.store.ResetPassword(c.Request.Context(), target.ID, currentUser(c).Username)
+	u, otp, err := ui.store.ResetPassword(c.Request.Context(), target.ID, currentUser(c).Username)
 	if err != nil {
-		w.fail(c, err)
+		ui.fail(c, err)
 		return
 	}
-	w.renderMember(c, http.StatusOK, u, otp, "")
+	ui.renderMember(c, http.StatusOK, u, otp, "")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-contrib/sessions"
 	"github.com/gin-gonic/gin"
 
+	"petstore/httpcode"
 	"petstore/models"
 	"petstore/static"
 	"petstore/templates"
@@ -57,7 +58,7 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Web{
+	ui := &Web{
 		store:    store,
 		secure:   strings.HasPrefix(o.PublicURL, "https://"),
 		now:      o.Now,
@@ -72,44 +73,44 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			AppJS:   static.Path("js/app.js"),
 		},
 	}
-	if w.now == nil {
-		w.now = time.Now
+	if ui.now == nil {
+		ui.now = time.Now
 	}
-	if w.log == nil {
-		w.log = slog.New(slog.DiscardHandler)
+	if ui.log == nil {
+		ui.log = slog.New(slog.DiscardHandler)
 	}
-	if w.idle <= 0 {
-		w.idle = 2 * time.Hour
+	if ui.idle <= 0 {
+		ui.idle = 2 * time.Hour
 	}
-	if w.absolute <= 0 {
-		w.absolute = 12 * time.Hour
+	if ui.absolute <= 0 {
+		ui.absolute = 12 * time.Hour
 	}
-	w.cookie = "petstore_session"
-	if w.secure {
+	ui.cookie = "petstore_session"
+	if ui.secure {
 		// The __Host- prefix pins the cookie to this host, path / and https.
-		w.cookie = "__Host-petstore_session"
+		ui.cookie = "__Host-petstore_session"
 	}
-	w.sessions = newSessionStore(store, hashKey, blockKey, w.idle, w.absolute, w.sessionOptions(int(w.absolute.Seconds())), w.log, w.now)
-	return w, nil
+	ui.sessions = newSessionStore(store, hashKey, blockKey, ui.idle, ui.absolute, ui.sessionOptions(int(ui.absolute.Seconds())), ui.log, ui.now)
+	return ui, nil
 }
 
 // Register mounts the console, its static files and the / redirect on r.
-func (w *Web) Register(r *gin.Engine) {
+func (ui *Web) Register(r *gin.Engine) {
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix) })
 	r.GET(static.Prefix+"*file", gin.WrapH(static.Handler()))
 	r.HEAD(static.Prefix+"*file", gin.WrapH(static.Handler()))
 
-	admin := r.Group(Prefix, w.pageHeaders, sessions.Sessions(w.cookie, w.sessions), w.loadSession, w.checkCSRF)
-	admin.GET("/login", w.showLogin)
-	admin.POST("/login", w.login)
+	admin := r.Group(Prefix, ui.pageHeaders, sessions.Sessions(ui.cookie, ui.sessions), ui.loadSession, ui.checkCSRF)
+	admin.GET("/login", ui.showLogin)
+	admin.POST("/login", ui.login)
 
-	staff := admin.Group("", w.requireStaff, w.checkAccount)
+	staff := admin.Group("", ui.requireStaff, ui.checkAccount)
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
-	staff.POST("/logout", w.logout)
-	w.registerPets(staff)
-	w.registerAPIKeys(staff)
-	w.registerUsers(staff)
-	w.registerAudit(staff)
+	staff.POST("/logout", ui.logout)
+	ui.registerPets(staff)
+	ui.registerAPIKeys(staff)
+	ui.registerUsers(staff)
+	ui.registerAudit(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console (and so
@@ -126,7 +127,7 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // pageHeaders is the middleware that sets the security headers of every
 // console response.
-func (w *Web) pageHeaders(c *gin.Context) {
+func (ui *Web) pageHeaders(c *gin.Context) {
 	setPageHeaders(c)
 	c.Next()
 }
@@ -142,11 +143,11 @@ func setPageHeaders(c *gin.Context) {
 }
 
 // render writes a component as an HTML response.
-func (w *Web) render(c *gin.Context, status int, comp templ.Component) {
+func (ui *Web) render(c *gin.Context, status int, comp templ.Component) {
 	c.Status(status)
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	if err := comp.Render(c.Request.Context(), c.Writer); err != nil {
-		w.log.Error("render page", "path", c.Request.URL.Path, "error", err)
+		ui.log.Error("render page", "path", c.Request.URL.Path, "error", err)
 	}
 }
 
@@ -156,29 +157,37 @@ func isHTMX(c *gin.Context) bool {
 	return c.GetHeader("HX-Request") == "true" && c.GetHeader("HX-History-Restore-Request") != "true"
 }
 
-// statusOf maps error codes to HTTP statuses for pages.
-var statusOf = map[models.Code]int{
-	models.CodeInvalidRequest:   http.StatusBadRequest,
-	models.CodeUnauthorized:     http.StatusUnauthorized,
-	models.CodeNotFound:         http.StatusNotFound,
-	models.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
-	models.CodeConflict:         http.StatusConflict,
-	models.CodeRateLimited:      http.StatusTooManyRequests,
-	models.CodeUnavailable:      http.StatusServiceUnavailable,
+// refusal is a console refusal whose error page has a heading of its own
+// (a page that does not exist, a form refused), rather than the status's
+// name.
+type refusal struct {
+	heading string
+	err     *models.Error
 }
 
-// fail answers with the HTML error page for err. Errors that are not
-// *models.Error, or are internal, are logged and shown generically.
-func (w *Web) fail(c *gin.Context, err error) {
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refuse returns a refusal with the code (its status from httpcode's
+// table), the page's heading and its message.
+func refuse(code models.Code, heading, message string) error {
+	return &refusal{heading: heading, err: &models.Error{Code: code, Message: message}}
+}
+
+// fail answers with the HTML error page for err and aborts the chain: the
+// status from httpcode's table, which the API's JSON errors share. Every
+// console error page goes through it. Errors that are not *models.Error,
+// or are internal, are logged and shown generically.
+func (ui *Web) fail(c *gin.Context, err error) {
 	var e *models.Error
 	if !errors.As(err, &e) {
 		e = &models.Error{Code: models.CodeInternal, Err: err}
 	}
-	status, ok := statusOf[e.Code]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := httpcode.Status(e.Code)
 	v := templates.ErrorView{Status: status, Heading: http.StatusText(status), Message: e.Message}
+	if r := (*refusal)(nil); errors.As(err, &r) {
+		v.Heading = r.heading
+	}
 	switch {
 	case status == http.StatusServiceUnavailable:
 		v.Heading = "The store's database is not answering"
@@ -187,27 +196,25 @@ func (w *Web) fail(c *gin.Context, err error) {
 		v.Heading = "Something went wrong"
 		v.Message = "Something went wrong on our side. Please try again; if it keeps happening, tell the team that runs the console."
 	}
+	p := ui.page
 	if status >= 500 {
-		w.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
-	}
-	p := w.page
-	if status >= 500 {
+		ui.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
 		// The session may live in the database that is failing, or may
 		// not have loaded: render without saving it (no new CSRF token, no
 		// flash), so the page comes quickly and writes nothing.
-		p = w.pageWithoutSession
+		p = ui.pageWithoutSession
 	}
-	w.render(c, status, templates.ErrorPage(p(c, v.Heading, ""), v))
+	ui.render(c, status, templates.ErrorPage(p(c, v.Heading, ""), v))
 	c.Abort()
 }
 
 // pageWithoutSession builds the layout data of a page without writing the
 // session, for server error pages. The CSRF token is kept when the session
 // has one (it loaded before the failure).
-func (w *Web) pageWithoutSession(c *gin.Context, title, section string) templates.Page {
-	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: w.assets}
+func (ui *Web) pageWithoutSession(c *gin.Context, title, section string) templates.Page {
+	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: ui.assets}
 	if session(c) != nil {
-		if s, err := w.sessions.Get(c.Request, w.cookie); err == nil {
+		if s, err := ui.sessions.Get(c.Request, ui.cookie); err == nil {
 			p.CSRFToken, _ = s.Values[keyCSRF].(string)
 		}
 	}
@@ -215,26 +222,24 @@ func (w *Web) pageWithoutSession(c *gin.Context, title, section string) template
 }
 
 // NotFound answers unknown console paths with an HTML 404.
-func (w *Web) NotFound(c *gin.Context) {
+func (ui *Web) NotFound(c *gin.Context) {
 	setPageHeaders(c)
-	v := templates.ErrorView{Status: http.StatusNotFound, Heading: "Page not found", Message: "There is no page at this address."}
-	w.render(c, http.StatusNotFound, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	ui.fail(c, refuse(models.CodeNotFound, "Page not found", "There is no page at this address."))
 }
 
 // MethodNotAllowed answers a console path with a method it does not allow.
-func (w *Web) MethodNotAllowed(c *gin.Context) {
+func (ui *Web) MethodNotAllowed(c *gin.Context) {
 	setPageHeaders(c)
-	v := templates.ErrorView{Status: http.StatusMethodNotAllowed, Heading: "Not allowed", Message: "This page cannot be used that way."}
-	w.render(c, http.StatusMethodNotAllowed, templates.ErrorPage(w.page(c, v.Heading, ""), v))
+	ui.fail(c, refuse(httpcode.MethodNotAllowed, "Not allowed", "This page cannot be used that way."))
 }
 
 // Recover answers a panic on a console page with the generic error page.
-func (w *Web) Recover(c *gin.Context, recovered any) {
-	w.log.Error("panic serving console request", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", recovered)
+func (ui *Web) Recover(c *gin.Context, recovered any) {
+	ui.log.Error("panic serving console request", "method", c.Request.Method, "path", c.Request.URL.Path, "panic", recovered)
 	if c.Writer.Written() {
 		c.Abort()
 		return
 	}
 	setPageHeaders(c)
-	w.fail(c, errors.New("panic"))
+	ui.fail(c, errors.New("panic"))
 }

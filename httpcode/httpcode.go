@@ -1,0 +1,53 @@
+// Package httpcode is the one table from error codes to HTTP statuses,
+// which the API's JSON errors and the console's HTML error pages both use,
+// and it holds the codes that only HTTP knows. models defines the codes of
+// what a request asks (invalid_request, not_found, conflict, ...); a code
+// about how it was asked (a method the path does not take, a body too
+// large or of the wrong type, an endpoint past its sunset, a form the
+// console refuses) belongs to HTTP and is defined here. api and web are
+// siblings that never import each other: both import this package, which
+// imports only models.
+package httpcode
+
+import (
+	"net/http"
+
+	"petstore/models"
+)
+
+// The codes only HTTP knows. Like models' codes they are part of the API's
+// stable set (but for Forbidden, which only the console answers).
+const (
+	MethodNotAllowed     models.Code = "method_not_allowed"
+	Gone                 models.Code = "gone"
+	PayloadTooLarge      models.Code = "payload_too_large"
+	UnsupportedMediaType models.Code = "unsupported_media_type"
+	// Forbidden is the console's refusal of a form that fails its CSRF
+	// check; the API never answers it.
+	Forbidden models.Code = "forbidden"
+)
+
+// statuses maps each code to its HTTP status.
+var statuses = map[models.Code]int{
+	models.CodeInvalidRequest: http.StatusBadRequest,
+	models.CodeUnauthorized:   http.StatusUnauthorized,
+	Forbidden:                 http.StatusForbidden,
+	models.CodeNotFound:       http.StatusNotFound,
+	MethodNotAllowed:          http.StatusMethodNotAllowed,
+	models.CodeConflict:       http.StatusConflict,
+	Gone:                      http.StatusGone,
+	PayloadTooLarge:           http.StatusRequestEntityTooLarge,
+	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
+	models.CodeRateLimited:    http.StatusTooManyRequests,
+	models.CodeInternal:       http.StatusInternalServerError,
+	models.CodeUnavailable:    http.StatusServiceUnavailable,
+}
+
+// Status returns the HTTP status of code: 500 for a code not in the table
+// (a bug, which the error writers then log).
+func Status(code models.Code) int {
+	if status, ok := statuses[code]; ok {
+		return status
+	}
+	return http.StatusInternalServerError
+}
