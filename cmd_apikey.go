@@ -4,9 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"petstore/models"
 )
 
 func (c cli) apikeyCreate(ctx context.Context, args []string) int {
@@ -67,8 +68,8 @@ func (c cli) apikeyRevoke(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	id, err := strconv.ParseInt(fs.Arg(0), 10, 64)
-	if err != nil || id < 1 {
+	id, ok := models.ParseID(fs.Arg(0))
+	if !ok {
 		fmt.Fprintf(c.stderr, "petstore: %q is not an API key id (a whole number; see petstore apikey list)\n", fs.Arg(0))
 		return 2
 	}
