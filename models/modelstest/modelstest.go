@@ -201,71 +201,93 @@ func startPrivate(extra ...string) (*mariadb, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	data := filepath.Join(dir, "data")
-	// A private tmpdir: servers of test binaries running at once otherwise
-	// share /tmp, and their bootstraps trip over each other's temporary
-	// tables ("Unknown table 'mysql.tmp_user_sys'").
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
+	p := privateServer{mysqld: mysqld, dir: dir, data: filepath.Join(dir, "data"), tmp: filepath.Join(dir, "tmp"), extra: extra}
+	if err := p.install(installDB); err != nil {
 		return fail(err)
 	}
-	user := currentUser()
-	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+data, "--tmpdir="+tmp, "--user="+user,
-		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
-	if err != nil {
-		return fail(fmt.Errorf("mariadb-install-db: %v: %s", err, installFailure(out)))
-	}
-	logFile, err := os.Create(filepath.Join(dir, "mariadbd.log"))
-	if err != nil {
+	if p.log, err = os.Create(filepath.Join(dir, "mariadbd.log")); err != nil {
 		return fail(err)
 	}
 	// The port is free when chosen but another test binary may take it
 	// before mariadbd binds it: then try another.
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
-		if err != nil {
-			return fail(err)
-		}
-		args := append([]string{"--no-defaults", "--datadir=" + data, "--tmpdir=" + tmp, "--user=" + user,
-			"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(dir, "mysqld.sock"),
-			"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--skip-name-resolve",
-			"--innodb-buffer-pool-size=128M", "--max-connections=500",
-			"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"}, extra...)
-		cmd := exec.Command(mysqld, args...)
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		// The server dies with the test binary even if the binary is killed.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		logStart, _ := logFile.Seek(0, io.SeekCurrent)
-		exited, err := startProcess(cmd)
-		if err != nil {
-			return fail(fmt.Errorf("start mariadbd: %w", err))
-		}
-		u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
-		srv, err := connect(u, cmd, dir, exited)
+		srv, err := p.launch()
 		if err == nil {
-			// Reached a server: ours only if it serves our data directory.
-			var datadir string
-			err = srv.admin.QueryRow("SELECT @@datadir").Scan(&datadir)
-			if err == nil && filepath.Clean(datadir) != data {
-				err = fmt.Errorf("port %d answered for %s, not ours: %w", port, datadir, errPortTaken)
-				srv.admin.Close()
-			}
-			if err == nil {
-				return srv, nil
-			}
-		}
-		cmd.Process.Kill()
-		<-exited
-		log, _ := os.ReadFile(filepath.Join(dir, "mariadbd.log"))
-		log = log[min(int(logStart), len(log)):]
-		if errors.Is(err, errExited) && bytes.Contains(log, []byte("Address already in use")) {
-			err = errPortTaken
+			return srv, nil
 		}
 		if errors.Is(err, errPortTaken) && attempt < 3 {
 			continue
 		}
-		return fail(fmt.Errorf("%v; mariadbd log: %s", err, lastLines(log)))
+		return fail(err)
 	}
+}
+
+// privateServer is a MariaDB server of a test binary's own, in dir.
+type privateServer struct {
+	mysqld, dir, data, tmp string
+	extra                  []string // more mariadbd options
+	log                    *os.File
+}
+
+// install creates the data directory.
+func (p privateServer) install(installDB string) error {
+	// A private tmpdir: servers of test binaries running at once otherwise
+	// share /tmp, and their bootstraps trip over each other's temporary
+	// tables ("Unknown table 'mysql.tmp_user_sys'").
+	if err := os.Mkdir(p.tmp, 0o700); err != nil {
+		return err
+	}
+	out, err := exec.Command(installDB, "--no-defaults", "--datadir="+p.data, "--tmpdir="+p.tmp, "--user="+currentUser(),
+		"--auth-root-authentication-method=normal", "--skip-test-db").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("mariadb-install-db: %v: %s", err, installFailure(out))
+	}
+	return nil
+}
+
+// launch starts mariadbd on a free port and connects to it; an error
+// wrapping errPortTaken means another server took the port first.
+func (p privateServer) launch() (*mariadb, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"--no-defaults", "--datadir=" + p.data, "--tmpdir=" + p.tmp, "--user=" + currentUser(),
+		"--bind-address=127.0.0.1", "--port=" + strconv.Itoa(port), "--socket=" + filepath.Join(p.dir, "mysqld.sock"),
+		"--pid-file=" + filepath.Join(p.dir, "mysqld.pid"), "--skip-name-resolve",
+		"--innodb-buffer-pool-size=128M", "--max-connections=500",
+		"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"}, p.extra...)
+	cmd := exec.Command(p.mysqld, args...)
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	// The server dies with the test binary even if the binary is killed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	logStart, _ := p.log.Seek(0, io.SeekCurrent)
+	exited, err := startProcess(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadbd: %w", err)
+	}
+	u := &url.URL{Scheme: "mysql", User: url.User("root"), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	srv, err := connect(u, cmd, p.dir, exited)
+	if err == nil {
+		// Reached a server: ours only if it serves our data directory.
+		var datadir string
+		err = srv.admin.QueryRow("SELECT @@datadir").Scan(&datadir)
+		if err == nil && filepath.Clean(datadir) != p.data {
+			err = fmt.Errorf("port %d answered for %s, not ours: %w", port, datadir, errPortTaken)
+			srv.admin.Close()
+		}
+		if err == nil {
+			return srv, nil
+		}
+	}
+	cmd.Process.Kill()
+	<-exited
+	log, _ := os.ReadFile(p.log.Name())
+	log = log[min(int(logStart), len(log)):]
+	if errors.Is(err, errExited) && bytes.Contains(log, []byte("Address already in use")) {
+		err = errPortTaken
+	}
+	return nil, fmt.Errorf("%w; mariadbd log: %s", err, lastLines(log))
 }
 
 var (
