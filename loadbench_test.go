@@ -82,7 +82,7 @@ type caseResult struct {
 type engineResult struct {
 	Engine      string       `json:"engine"`
 	Version     string       `json:"version"`
-	Seed        string       `json:"seed"` // "petstore seed" or "sql"
+	Seed        string       `json:"seed"` // how the pets were seeded: "petstore seed"
 	SeedSeconds float64      `json:"seed_seconds"`
 	MaxID       int64        `json:"max_id"`
 	PeakRSSMiB  float64      `json:"peak_rss_mib"` // the server's VmHWM at the end
@@ -184,9 +184,10 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 
 	store := openStore(t, databaseURL)
 	var res engineResult
-	res.Engine, res.Version = engineVersion(t, store)
+	res.Engine, res.Version = engineVersion(t, driver, store)
 	start := time.Now()
-	res.Seed = seedPets(t, vars, store, set.rows)
+	seedPets(t, vars, store, set.rows)
+	res.Seed = "petstore seed"
 	res.SeedSeconds = round(time.Since(start).Seconds(), 1)
 	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT MAX(id) FROM pets").Scan(&res.MaxID); err != nil {
 		t.Fatalf("max pet id: %v", err)
@@ -220,99 +221,27 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 
 // ---- seeding ----
 
-// seedPets fills the database with rows pets: with `petstore seed --pets N`
-// when the binary has that command, else with plain SQL as
-// ../shared/bench/run.sh does (the same status mix: 60% available, 25%
-// pending, 15% sold). It returns which way it took.
-func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows int) string {
+// seedPets fills the database with rows pets through `petstore seed`.
+func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows int) {
 	t.Helper()
-	if runBinary(t, vars, "seed", "--help").code == 0 {
-		p := startProc(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
-		if code := p.wait(t, 30*time.Minute); code != 0 {
-			t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, tail(p.stdout.String(), 20), tail(p.stderr.String(), 20))
-		}
-		var n int
-		if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pets").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n < rows {
-			t.Fatalf("petstore seed --pets %d left %d pets", rows, n)
-		}
-		return "petstore seed"
+	p := startProc(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
+	if code := p.wait(t, 30*time.Minute); code != 0 {
+		t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, tail(p.stdout.String(), 20), tail(p.stderr.String(), 20))
 	}
-	seedSQL(t, store, rows)
-	return "sql"
-}
-
-// seedSQL inserts rows pets in multi-row INSERTs, 500 rows each, committed
-// every 50,000. Their timestamps are copied from a pet the Store wrote, so
-// that they are stored in the format the server itself writes.
-func seedSQL(t testing.TB, store *models.Store, rows int) {
-	t.Helper()
-	ctx := t.Context()
-	first, err := store.CreatePet(ctx, models.NewPet{Name: "first", CategoryID: 1, Status: models.StatusAvailable}, "loadbench")
-	if err != nil {
-		t.Fatalf("create the first pet: %v", err)
+	var n int
+	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pets").Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	db := store.SQLDB()
-	var created, updated any
-	if err := db.QueryRowContext(ctx, "SELECT created_at, updated_at FROM pets WHERE id = ?", first.ID).Scan(&created, &updated); err != nil {
-		t.Fatalf("read the first pet's timestamps: %v", err)
+	if n < rows {
+		t.Fatalf("petstore seed --pets %d left %d pets", rows, n)
 	}
-	names := []string{"Rex", "Luna", "Milo", "Bella", "Max", "Coco", "Oscar", "Nala", "Simba", "Kiwi", "Pépé", "Mochi 🐾"}
-	const batch, perTx = 500, 100
-	insert := func(n int) string {
-		return "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ")
-	}
-	args := make([]any, 0, 5*batch)
-	for i := 1; i <= rows; {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range perTx {
-			if i > rows {
-				break
-			}
-			n := min(batch, rows-i+1)
-			args = args[:0]
-			for j := i; j < i+n; j++ {
-				status := models.StatusSold
-				switch {
-				case j%20 < 12:
-					status = models.StatusAvailable
-				case j%20 < 17:
-					status = models.StatusPending
-				}
-				args = append(args, names[j%len(names)]+" "+strconv.Itoa(j), 1+j%100, string(status), created, updated)
-			}
-			if _, err := tx.ExecContext(ctx, insert(n), args...); err != nil {
-				tx.Rollback()
-				t.Fatalf("seed pets from %d: %v", i, err)
-			}
-			i += n
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	analyze := "ANALYZE"
-	if store.Driver() == models.DriverMySQL {
-		analyze = "ANALYZE TABLE pets"
-	}
-	r, err := db.QueryContext(ctx, analyze)
-	if err != nil {
-		t.Fatalf("%s: %v", analyze, err)
-	}
-	r.Close()
 }
 
 // engineVersion names the database engine and its version.
-func engineVersion(t testing.TB, store *models.Store) (string, string) {
+func engineVersion(t testing.TB, driver string, store *models.Store) (string, string) {
 	t.Helper()
 	q, engine := "SELECT sqlite_version()", "sqlite"
-	if store.Driver() == models.DriverMySQL {
+	if driver == models.DriverMySQL {
 		q, engine = "SELECT VERSION()", "mysql"
 	}
 	var v string

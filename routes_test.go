@@ -219,7 +219,7 @@ func routeState(t *testing.T, s *models.Store) routeCounts {
 		c.firstPet = pets[0]
 	}
 	for _, k := range keys {
-		if !k.Revoked() {
+		if k.RevokedAt == nil {
 			c.liveKeys++
 		}
 	}
