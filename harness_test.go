@@ -147,6 +147,38 @@ func runWithoutDatabase(tb testing.TB, args ...string) result {
 	return r
 }
 
+// usageCase is a command that must not touch the database (help, usage
+// errors): its exit code, and a fragment of what it prints.
+type usageCase struct {
+	name     string
+	args     []string
+	wantCode int
+	want     string // in stdout for help, stderr otherwise
+}
+
+// checkUsage runs each case as a parallel subtest with runWithoutDatabase;
+// more, when not nil, checks a case's result further.
+func checkUsage(t *testing.T, cases []usageCase, more func(t *testing.T, c usageCase, r result)) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := runWithoutDatabase(t, tt.args...)
+			wantCode(t, r, tt.wantCode)
+			out := r.stdout
+			if tt.wantCode != 0 {
+				out = r.stderr
+			}
+			if more != nil {
+				more(t, tt, r)
+			}
+			if !strings.Contains(out, tt.want) {
+				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
 // wantCode fails the test when r did not exit with code.
 func wantCode(tb testing.TB, r result, code int) {
 	tb.Helper()

@@ -12,12 +12,7 @@ import (
 // Help and bad usage of the account commands never touch the database.
 func TestUserCommandsUsage(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		want     string // in stdout for help, stderr otherwise
-	}{
+	checkUsage(t, []usageCase{
 		{"user --help lists the commands", []string{"user", "--help"}, 0, "create list disable enable reset-password"},
 		{"list --help", []string{"user", "list", "--help"}, 0, "Usage: petstore user list"},
 		{"disable --help", []string{"user", "disable", "--help"}, 0, "Usage: petstore user disable --username NAME"},
@@ -28,21 +23,7 @@ func TestUserCommandsUsage(t *testing.T) {
 		{"reset-password without --username", []string{"user", "reset-password"}, 2, "Usage: petstore user reset-password"},
 		{"disable with an extra argument", []string{"user", "disable", "--username", "bob", "now"}, 2, "Usage: petstore user disable"},
 		{"list with an argument", []string{"user", "list", "--all"}, 2, "-all"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			r := runWithoutDatabase(t, tt.args...)
-			wantCode(t, r, tt.wantCode)
-			out := r.stdout
-			if tt.wantCode != 0 {
-				out = r.stderr
-			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, r.stdout, r.stderr)
-			}
-		})
-	}
+	}, nil)
 }
 
 // otpPattern is the shape of a one-time password as printed.
