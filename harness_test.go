@@ -22,7 +22,7 @@ package main
 // fresh store the test reaches directly, for the tests that need the store,
 // the route list or the server's limits (hostile input, routes, browser
 // journeys). newProductHandler is the one call of the product's HTTP
-// constructor in the tests.
+// constructor (server.New) in this package's tests.
 //
 // Talking to it: apiClient calls the API with a bearer key; console is a
 // browser without JavaScript on the admin console (cookie jar, CSRF token,
@@ -52,7 +52,6 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/gin-gonic/gin"
 
 	"petstore/api"
 	"petstore/config"
@@ -568,16 +567,10 @@ const (
 // of stalling it, while bodies of several MiB under -race still fit.
 const siteTimeout = 30 * time.Second
 
-// productHandler is the product's whole HTTP surface, as serve serves it.
-type productHandler interface {
-	http.Handler
-	Routes() gin.RoutesInfo
-}
-
-// newProductHandler builds the product's HTTP surface over store with the
-// configuration serve has when the environment sets nothing. It is the one
-// place the tests call the product's HTTP constructor.
-func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger) productHandler {
+// newProductHandler builds the product's HTTP surface, as serve serves it,
+// over store with the configuration serve has when the environment sets
+// nothing. It is the one place this package's tests call server.New.
+func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger) *server.Handler {
 	tb.Helper()
 	cfg, err := config.Load(env(nil))
 	if err != nil {
@@ -610,7 +603,7 @@ func serveOnLoopback(tb testing.TB, h http.Handler, log *slog.Logger, adjust fun
 // directly through store. Its log is shown if the test fails.
 type site struct {
 	store   *models.Store
-	handler productHandler
+	handler *server.Handler
 	log     *slog.Logger
 	srv     *httptest.Server
 	base    string // http://127.0.0.1:PORT
