@@ -1,8 +1,8 @@
 package main
 
 // Browser journeys: Debian's Chromium, headless, driven through chromedp
-// against the real router (server.New: /v1, /admin and /static) served on
-// loopback over a fresh database. They act as staff do, by label and button
+// against the product's whole HTTP surface (/v1, /admin and /static: a
+// site) served on loopback over a fresh database. They act as staff do, by label and button
 // text, and check what staff and the store then see. JavaScript is evaluated
 // only to read the page's state (and to set the no-reload marker); the
 // pages' strict CSP stays in force, and a CSP violation or an uncaught
@@ -16,10 +16,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -35,17 +33,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
-	"petstore/config"
 	"petstore/models"
-	"petstore/models/modelstest"
-	"petstore/server"
 )
 
 const (
-	// The staff account every journey starts with.
-	journeyUser     = "alice"
-	journeyPassword = "correct horse battery"
-
 	// journeyTimeout bounds a whole journey, browser start included;
 	// waitTimeout bounds one wait for the page to reach a state. Both are
 	// generous: under -race on two CPUs (make test) one bcrypt sign-in
@@ -88,30 +79,13 @@ func chromiumPath(tb testing.TB) string {
 	return ""
 }
 
-// newJourney serves the whole product over a fresh database on driver,
-// holding the staff account, and opens a headless Chromium tab on a desktop
-// viewport. Everything stops when the test ends.
+// newJourney starts a site on a fresh database on driver (holding the
+// staff account) and opens a headless Chromium tab on a desktop viewport.
+// Everything stops when the test ends.
 func newJourney(t *testing.T, driver string) *journey {
 	t.Helper()
 	exe := chromiumPath(t)
-	store := modelstest.Open(t, driver)
-	if _, err := store.CreateUser(context.Background(), journeyUser, journeyPassword, "test"); err != nil {
-		t.Fatalf("create the staff account: %v", err)
-	}
-
-	logs := &syncBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	router, err := server.New(context.Background(), server.Deps{Config: config.Config{}, Store: store, Logger: log, Now: time.Now})
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
-	srv := httptest.NewServer(router)
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("server log:\n%s", logs)
-		}
-	})
+	s := startSite(t, driver)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
@@ -134,7 +108,7 @@ func newJourney(t *testing.T, driver string) *journey {
 	ctx, cancel := context.WithTimeout(tabCtx, journeyTimeout)
 	t.Cleanup(cancel)
 
-	j := &journey{t: t, ctx: ctx, store: store, base: srv.URL}
+	j := &journey{t: t, ctx: ctx, store: s.store, base: s.base}
 	start := time.Now()
 	// The first action starts the browser. Focus emulation makes the tab
 	// behave as a focused window: autofocus, :focus-visible, keyboard focus.
@@ -361,7 +335,7 @@ func (j *journey) signIn(username, password string) {
 func (j *journey) signedIn() {
 	j.t.Helper()
 	j.open("/admin/login")
-	j.signIn(journeyUser, journeyPassword)
+	j.signIn(staffUser, staffPassword)
 	j.within("land on a signed-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)))
 	j.waitPath("/admin/pets")
 }
@@ -447,7 +421,7 @@ func TestBrowserSignIn(t *testing.T) {
 	j.open("/admin/login")
 	j.screenshot("login.png")
 
-	j.signIn(journeyUser, "not the password")
+	j.signIn(staffUser, "not the password")
 	j.within("see the sign-in error", chromedp.WaitVisible(chromedp.CSS(`[data-testid="login-error"]`)))
 	if got := j.text(`[data-testid="login-error"]`); got != "Wrong username or password." {
 		t.Errorf("sign-in error %q, want %q", got, "Wrong username or password.")
@@ -455,8 +429,8 @@ func TestBrowserSignIn(t *testing.T) {
 	if u := j.location(); u.Path != "/admin/login" {
 		t.Errorf("after a wrong password the browser is at %s, want the sign-in page", u)
 	}
-	if got := j.value("#username"); got != journeyUser {
-		t.Errorf("username field %q after a failed sign-in, want what was typed (%q)", got, journeyUser)
+	if got := j.value("#username"); got != staffUser {
+		t.Errorf("username field %q after a failed sign-in, want what was typed (%q)", got, staffUser)
 	}
 	if got := j.value("#password"); got != "" {
 		t.Errorf("password field kept %q after a failed sign-in, want it empty", got)
@@ -466,7 +440,7 @@ func TestBrowserSignIn(t *testing.T) {
 	}
 
 	j.do("clear the username", chromedp.Clear(chromedp.CSS("#username")))
-	j.signIn(journeyUser, journeyPassword)
+	j.signIn(staffUser, staffPassword)
 	j.within("see a signed-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)))
 	j.waitPath("/admin/pets")
 	if got := j.text("h1"); got != "Pets" {
@@ -488,7 +462,7 @@ func TestBrowserSignInDeepLink(t *testing.T) {
 	if next := j.searchParam("next"); next != "/admin/pets?status=sold" {
 		t.Errorf("sign-in page next=%q, want /admin/pets?status=sold", next)
 	}
-	j.signIn(journeyUser, journeyPassword)
+	j.signIn(staffUser, staffPassword)
 	j.within("see a signed-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)))
 	if u := j.location(); u.Path != "/admin/pets" || u.RawQuery != "status=sold" {
 		t.Errorf("after sign-in the browser is at %s, want /admin/pets?status=sold", u.RequestURI())
@@ -501,41 +475,38 @@ func TestBrowserSignInDeepLink(t *testing.T) {
 // Journey 2: add a pet without a page reload (on SQLite and on MariaDB).
 func TestBrowserAddPet(t *testing.T) {
 	t.Parallel()
-	for _, driver := range modelstest.Drivers {
-		t.Run(driver, func(t *testing.T) {
-			t.Parallel()
-			j := newJourney(t, driver)
-			j.signedIn()
-			j.within("see the empty state", chromedp.WaitVisible(chromedp.CSS(`[data-testid="empty"]`)))
+	forEachDriver(t, func(t *testing.T, driver string) {
+		j := newJourney(t, driver)
+		j.signedIn()
+		j.within("see the empty state", chromedp.WaitVisible(chromedp.CSS(`[data-testid="empty"]`)))
 
-			j.markPage()
-			j.fill("#pet-form", "Name", "Biscuit")
-			j.fill("#pet-form", "Category ID", "7")
-			j.choose(j.control("#pet-form", "Status"), "pending")
-			j.within("click Add pet", chromedp.Click(button("//form[@id='pet-form']", "Add pet")))
+		j.markPage()
+		j.fill("#pet-form", "Name", "Biscuit")
+		j.fill("#pet-form", "Category ID", "7")
+		j.choose(j.control("#pet-form", "Status"), "pending")
+		j.within("click Add pet", chromedp.Click(button("//form[@id='pet-form']", "Add pet")))
 
-			j.waitPetNames("Biscuit")
-			j.wantNoReload("adding a pet")
-			j.waitText(`[data-testid="flash"]`, "Added Biscuit")
-			if got := j.text(`tr[data-testid="pet-row"] [data-testid="pet-status"]`); got != "pending" {
-				t.Errorf("the new row's status %q, want pending", got)
-			}
-			if n := evalJS[int](j, `document.querySelectorAll('[data-testid="empty"]').length`); n != 0 {
-				t.Errorf("the empty state is still shown after adding a pet")
-			}
-			if got := j.value("#pet-name"); got != "" {
-				t.Errorf("the add form kept the name %q after a success, want it cleared", got)
-			}
+		j.waitPetNames("Biscuit")
+		j.wantNoReload("adding a pet")
+		j.waitText(`[data-testid="flash"]`, "Added Biscuit")
+		if got := j.text(`tr[data-testid="pet-row"] [data-testid="pet-status"]`); got != "pending" {
+			t.Errorf("the new row's status %q, want pending", got)
+		}
+		if n := evalJS[int](j, `document.querySelectorAll('[data-testid="empty"]').length`); n != 0 {
+			t.Errorf("the empty state is still shown after adding a pet")
+		}
+		if got := j.value("#pet-name"); got != "" {
+			t.Errorf("the add form kept the name %q after a success, want it cleared", got)
+		}
 
-			pets := j.storedPets()
-			if len(pets) != 1 || pets[0].Name != "Biscuit" || pets[0].CategoryID != 7 || pets[0].Status != models.StatusPending {
-				t.Fatalf("stored pets %+v, want one Biscuit, category 7, pending", pets)
-			}
-			if got := j.text(fmt.Sprintf("#pet-%d [data-testid=pet-name]", pets[0].ID)); got != "Biscuit" {
-				t.Errorf("row #pet-%d shows %q, want Biscuit", pets[0].ID, got)
-			}
-		})
-	}
+		pets := j.storedPets()
+		if len(pets) != 1 || pets[0].Name != "Biscuit" || pets[0].CategoryID != 7 || pets[0].Status != models.StatusPending {
+			t.Fatalf("stored pets %+v, want one Biscuit, category 7, pending", pets)
+		}
+		if got := j.text(fmt.Sprintf("#pet-%d [data-testid=pet-name]", pets[0].ID)); got != "Biscuit" {
+			t.Errorf("row #pet-%d shows %q, want Biscuit", pets[0].ID, got)
+		}
+	})
 }
 
 // Journey 3: a validation error shows beside each field, keeps what was
@@ -735,10 +706,9 @@ func TestBrowserAPIKeys(t *testing.T) {
 	}
 	j.screenshot("api-keys-new.png")
 
-	api := j.base + "/v1/pets"
-	bearer := http.Header{"Authorization": {"Bearer " + key}}
-	if status, body := get(t, api, bearer); status != http.StatusOK || strings.TrimSpace(body) != "[]" {
-		t.Fatalf("GET /v1/pets with the new key: %d %s, want 200 []", status, body)
+	partner := newAPIClient(j.base, key)
+	if r := partner.get("/v1/pets"); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != "[]" {
+		t.Fatalf("GET /v1/pets with the new key: %s, want 200 []", r)
 	}
 
 	keys, err := j.store.ListAPIKeys(context.Background())
@@ -746,8 +716,8 @@ func TestBrowserAPIKeys(t *testing.T) {
 		t.Fatalf("stored keys %+v (err %v), want one", keys, err)
 	}
 	k := keys[0]
-	if k.Name != "Partner app" || k.CreatedBy != journeyUser || !strings.HasPrefix(key, k.Prefix) {
-		t.Errorf("stored key %+v, want Partner app by %s with the key's prefix", k, journeyUser)
+	if k.Name != "Partner app" || k.CreatedBy != staffUser || !strings.HasPrefix(key, k.Prefix) {
+		t.Errorf("stored key %+v, want Partner app by %s with the key's prefix", k, staffUser)
 	}
 
 	// Shown once: the page again does not have it.
@@ -776,8 +746,8 @@ func TestBrowserAPIKeys(t *testing.T) {
 	}
 	j.waitText(`[data-testid="flash"]`, "revoked")
 
-	if status, body := get(t, api, bearer); status != http.StatusUnauthorized {
-		t.Errorf("GET /v1/pets with the revoked key: %d %s, want 401", status, body)
+	if r := partner.get("/v1/pets"); r.status != http.StatusUnauthorized {
+		t.Errorf("GET /v1/pets with the revoked key: %s, want 401", r)
 	}
 	keys, err = j.store.ListAPIKeys(context.Background())
 	if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil {
@@ -840,8 +810,8 @@ func TestBrowserKeyboard(t *testing.T) {
 		t.Fatalf("Shift+Tab twice focused %s, want #username", got)
 	}
 	j.do("type the credentials",
-		chromedp.KeyEvent(journeyUser), chromedp.KeyEvent(kb.Tab),
-		chromedp.KeyEvent(journeyPassword), chromedp.KeyEvent(kb.Enter))
+		chromedp.KeyEvent(staffUser), chromedp.KeyEvent(kb.Tab),
+		chromedp.KeyEvent(staffPassword), chromedp.KeyEvent(kb.Enter))
 	j.within("land on a signed-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)))
 	j.waitPath("/admin/pets")
 }

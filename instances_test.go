@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/api"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -27,8 +28,8 @@ func TestTwoInstances(t *testing.T) {
 	vars := serveVars(databaseURL)
 	petstoreBinary(t) // build first, so both start together
 
-	a := startProc(t, "instance A", vars, "serve")
-	b := startProc(t, "instance B", vars, "serve")
+	a := startBinary(t, "instance A", vars, "serve")
+	b := startBinary(t, "instance B", vars, "serve")
 	a.waitListening(t, time.Minute)
 	b.waitListening(t, time.Minute)
 
@@ -59,18 +60,17 @@ func TestTwoInstances(t *testing.T) {
 	}
 
 	t.Run("a console session works on both", func(t *testing.T) {
-		staff := signIn(t, a.base, boot.username, boot.password)
+		staff := signedIn(t, a.base, boot.username, boot.password)
 		if r := staff.get("/admin/pets"); r.status != http.StatusOK {
 			t.Fatalf("A's console after signing in on A: %s", r)
 		}
 		// Only the cookie travels: a plain client, no jar, no redirects.
-		plain := &http.Client{Timeout: 15 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		r := do(plain, http.MethodGet, b.base+"/admin/pets", "", "Cookie", staff.cookie(t))
+		plain := newHTTPClient(15 * time.Second)
+		r := send(plain, http.MethodGet, b.base, "/admin/pets", http.Header{"Cookie": {staff.cookie(t)}}, "")
 		if r.status != http.StatusOK || !strings.Contains(string(r.body), `data-testid="sign-out"`) {
 			t.Errorf("B's console with A's session cookie: %s, want the pets page, signed in", r)
 		}
-		if r := do(plain, http.MethodGet, b.base+"/admin/pets", ""); r.status != http.StatusSeeOther {
+		if r := send(plain, http.MethodGet, b.base, "/admin/pets", nil, ""); r.status != http.StatusSeeOther {
 			t.Errorf("B's console without a cookie: %s, want 303 to sign in", r)
 		}
 	})
@@ -93,14 +93,12 @@ func TestTwoInstances(t *testing.T) {
 		}
 		keyID := m[1]
 
-		staff := signIn(t, a.base, boot.username, boot.password)
+		staff := signedIn(t, a.base, boot.username, boot.password)
 		confirm := staff.get("/admin/api-keys/" + keyID + "/revoke")
 		if confirm.status != http.StatusOK {
 			t.Fatalf("A's revoke confirmation page: %s", confirm)
 		}
-		form := url.Values{"csrf_token": {staff.csrf(t, confirm)}}
-		r := do(staff.client, http.MethodPost, a.base+"/admin/api-keys/"+keyID+"/revoke", form.Encode(),
-			"Content-Type", "application/x-www-form-urlencoded")
+		r := staff.post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {csrfToken(t, confirm)}})
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("revoke on A's console: %s, want 303", r)
 		}
@@ -124,7 +122,7 @@ func TestTwoInstances(t *testing.T) {
 			created = map[int64]string{}
 			wg      sync.WaitGroup
 		)
-		for _, inst := range []*proc{a, b} {
+		for _, inst := range []*instance{a, b} {
 			c := newAPIClient(inst.base, boot.key)
 			c.http.Transport = &http.Transport{MaxIdleConnsPerHost: workers}
 			for w := range workers {
@@ -132,7 +130,7 @@ func TestTwoInstances(t *testing.T) {
 					for i := w; i < perInstance; i += workers {
 						name := fmt.Sprintf("%s pet %d", inst.name, i)
 						r := c.createPet(name)
-						var pet petBody
+						var pet api.Pet
 						if r.status != http.StatusCreated || json.Unmarshal(r.body, &pet) != nil || pet.Name != name {
 							t.Errorf("create %q: %s, want 201", name, r)
 							continue
@@ -152,7 +150,7 @@ func TestTwoInstances(t *testing.T) {
 		if len(created) != 2*perInstance {
 			t.Errorf("%d distinct pets created, want %d", len(created), 2*perInstance)
 		}
-		for _, inst := range []*proc{a, b} {
+		for _, inst := range []*instance{a, b} {
 			listed := newAPIClient(inst.base, boot.key).allPets(t)
 			for id, name := range created {
 				if listed[id].Name != name {
@@ -162,7 +160,7 @@ func TestTwoInstances(t *testing.T) {
 		}
 	})
 
-	for _, inst := range []*proc{a, b} {
+	for _, inst := range []*instance{a, b} {
 		inst.stop(t)
 	}
 }

@@ -82,7 +82,7 @@ type caseResult struct {
 type engineResult struct {
 	Engine      string       `json:"engine"`
 	Version     string       `json:"version"`
-	Seed        string       `json:"seed"` // "petstore seed" or "sql"
+	Seed        string       `json:"seed"` // how the pets were seeded: "petstore seed"
 	SeedSeconds float64      `json:"seed_seconds"`
 	MaxID       int64        `json:"max_id"`
 	PeakRSSMiB  float64      `json:"peak_rss_mib"` // the server's VmHWM at the end
@@ -184,10 +184,11 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 
 	store := openStore(t, databaseURL)
 	var res engineResult
-	res.Engine, res.Version = engineVersion(t, store)
+	res.Engine, res.Version = engineVersion(t, driver, store)
 	start := time.Now()
-	res.Seed = seedPets(t, vars, store, set.rows)
-	res.SeedSeconds = round(time.Since(start).Seconds(), 1)
+	seedPets(t, vars, store, set.rows)
+	res.Seed = "petstore seed"
+	res.SeedSeconds = roundTo(time.Since(start).Seconds(), 1)
 	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT MAX(id) FROM pets").Scan(&res.MaxID); err != nil {
 		t.Fatalf("max pet id: %v", err)
 	}
@@ -220,99 +221,27 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 
 // ---- seeding ----
 
-// seedPets fills the database with rows pets: with `petstore seed --pets N`
-// when the binary has that command, else with plain SQL as
-// ../shared/bench/run.sh does (the same status mix: 60% available, 25%
-// pending, 15% sold). It returns which way it took.
-func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows int) string {
+// seedPets fills the database with rows pets through `petstore seed`.
+func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows int) {
 	t.Helper()
-	if runBinary(t, vars, "seed", "--help").code == 0 {
-		p := startProc(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
-		if code := p.wait(t, 30*time.Minute); code != 0 {
-			t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, tail(p.stdout.String(), 20), tail(p.stderr.String(), 20))
-		}
-		var n int
-		if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pets").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n < rows {
-			t.Fatalf("petstore seed --pets %d left %d pets", rows, n)
-		}
-		return "petstore seed"
+	p := startBinary(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
+	if code := p.wait(t, 30*time.Minute); code != 0 {
+		t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, tail(p.stdout.String(), 20), tail(p.stderr.String(), 20))
 	}
-	seedSQL(t, store, rows)
-	return "sql"
-}
-
-// seedSQL inserts rows pets in multi-row INSERTs, 500 rows each, committed
-// every 50,000. Their timestamps are copied from a pet the Store wrote, so
-// that they are stored in the format the server itself writes.
-func seedSQL(t testing.TB, store *models.Store, rows int) {
-	t.Helper()
-	ctx := t.Context()
-	first, err := store.CreatePet(ctx, models.NewPet{Name: "first", CategoryID: 1, Status: models.StatusAvailable}, "loadbench")
-	if err != nil {
-		t.Fatalf("create the first pet: %v", err)
+	var n int
+	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pets").Scan(&n); err != nil {
+		t.Fatal(err)
 	}
-	db := store.SQLDB()
-	var created, updated any
-	if err := db.QueryRowContext(ctx, "SELECT created_at, updated_at FROM pets WHERE id = ?", first.ID).Scan(&created, &updated); err != nil {
-		t.Fatalf("read the first pet's timestamps: %v", err)
+	if n < rows {
+		t.Fatalf("petstore seed --pets %d left %d pets", rows, n)
 	}
-	names := []string{"Rex", "Luna", "Milo", "Bella", "Max", "Coco", "Oscar", "Nala", "Simba", "Kiwi", "Pépé", "Mochi 🐾"}
-	const batch, perTx = 500, 100
-	insert := func(n int) string {
-		return "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES " +
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", n), ", ")
-	}
-	args := make([]any, 0, 5*batch)
-	for i := 1; i <= rows; {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for range perTx {
-			if i > rows {
-				break
-			}
-			n := min(batch, rows-i+1)
-			args = args[:0]
-			for j := i; j < i+n; j++ {
-				status := models.StatusSold
-				switch {
-				case j%20 < 12:
-					status = models.StatusAvailable
-				case j%20 < 17:
-					status = models.StatusPending
-				}
-				args = append(args, names[j%len(names)]+" "+strconv.Itoa(j), 1+j%100, string(status), created, updated)
-			}
-			if _, err := tx.ExecContext(ctx, insert(n), args...); err != nil {
-				tx.Rollback()
-				t.Fatalf("seed pets from %d: %v", i, err)
-			}
-			i += n
-		}
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	analyze := "ANALYZE"
-	if store.Driver() == models.DriverMySQL {
-		analyze = "ANALYZE TABLE pets"
-	}
-	r, err := db.QueryContext(ctx, analyze)
-	if err != nil {
-		t.Fatalf("%s: %v", analyze, err)
-	}
-	r.Close()
 }
 
 // engineVersion names the database engine and its version.
-func engineVersion(t testing.TB, store *models.Store) (string, string) {
+func engineVersion(t testing.TB, driver string, store *models.Store) (string, string) {
 	t.Helper()
 	q, engine := "SELECT sqlite_version()", "sqlite"
-	if store.Driver() == models.DriverMySQL {
+	if driver == models.DriverMySQL {
 		q, engine = "SELECT VERSION()", "mysql"
 	}
 	var v string
@@ -328,90 +257,33 @@ func engineVersion(t testing.TB, store *models.Store) (string, string) {
 // ---- the server ----
 
 // benchServer is `petstore serve` as a child process whose log goes to a
-// file: its request log under load would otherwise be copied through the
-// load generator's memory.
+// file (see startBinaryLogging).
 type benchServer struct {
-	cmd    *exec.Cmd
-	pid    int
+	*instance
 	dbPIDs []int // the private mariadbd, for its CPU time
-	base   string
-	log    string
-	done   chan struct{}
 }
 
 func startBenchServer(t testing.TB, databaseURL string) *benchServer {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "serve.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	s := &benchServer{log: logPath, done: make(chan struct{})}
-	s.cmd = exec.Command(petstoreBinary(t), "serve")
-	s.cmd.Env = procEnv(map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0",
-		"RATE_LIMIT_RPS": "1000000", "RATE_LIMIT_BURST": "1000000"})
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start petstore serve: %v", err)
-	}
-	s.pid = s.cmd.Process.Pid
+	vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0",
+		"RATE_LIMIT_RPS": "1000000", "RATE_LIMIT_BURST": "1000000"}
+	s := &benchServer{instance: startBinaryLogging(t, "petstore serve", vars, filepath.Join(t.TempDir(), "serve.log"), "serve")}
 	if strings.HasPrefix(databaseURL, "mysql:") {
 		s.dbPIDs = childDatabases()
 	}
-	go func() { s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
-		if !s.exited() {
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-		if t.Failed() {
-			t.Logf("petstore serve log (last lines):\n%s", s.logTail())
-		}
-	})
-	waitFor(t, "petstore serve logs its address", time.Minute, 20*time.Millisecond, func() bool {
-		if s.exited() {
-			t.Fatalf("petstore serve exited before listening:\n%s", s.logTail())
-		}
-		log, _ := os.ReadFile(logPath)
-		if m := listeningPattern.FindSubmatch(log); m != nil {
-			s.base = "http://" + string(m[1])
-			return true
-		}
-		return false
-	})
+	s.waitListening(t, time.Minute)
+	plain := newHTTPClient(10 * time.Second)
 	waitFor(t, "GET /readyz answers 200", time.Minute, 50*time.Millisecond, func() bool {
-		r, err := http.Get(s.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
-		return r.StatusCode == http.StatusOK
+		return send(plain, http.MethodGet, s.base, "/readyz", nil, "").status == http.StatusOK
 	})
 	return s
-}
-
-func (s *benchServer) exited() bool {
-	select {
-	case <-s.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (s *benchServer) logTail() string {
-	log, _ := os.ReadFile(s.log)
-	return tail(string(log), 30)
 }
 
 // alive fails the test when the server has ended.
 func (s *benchServer) alive(t testing.TB) {
 	t.Helper()
 	if s.exited() {
-		t.Fatalf("petstore serve has exited (%v):\n%s", s.cmd.ProcessState, s.logTail())
+		t.Fatalf("petstore serve has exited (%d):\n%s", s.code, tail(s.stderr.String(), 30))
 	}
 }
 
@@ -429,22 +301,11 @@ func (s *benchServer) peakRSS(t testing.TB) float64 {
 			if err != nil {
 				t.Fatalf("VmHWM line %q: %v", line, err)
 			}
-			return round(kb/1024, 1)
+			return roundTo(kb/1024, 1)
 		}
 	}
 	t.Fatalf("no VmHWM in /proc/%d/status", s.pid)
 	return 0
-}
-
-func (s *benchServer) stop(t testing.TB) {
-	t.Helper()
-	s.alive(t)
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		t.Errorf("petstore serve still running 20 s after SIGTERM")
-	}
 }
 
 // ---- the load ----
@@ -453,25 +314,17 @@ func (s *benchServer) stop(t testing.TB) {
 // right one, so that a fast wrong answer is never measured.
 func preflight(t testing.TB, base, key string, c loadCase, maxID int64) {
 	t.Helper()
-	req, err := http.NewRequest(c.method, base+c.path, bytes.NewReader(c.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	header := http.Header{}
 	if c.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("preflight %s: %v", c.name, err)
+	resp := newAPIClient(base, key).do(c.method, c.path, header, string(c.body))
+	if resp.err != nil || resp.status != c.want {
+		t.Fatalf("preflight %s %s %s: %s, want %d", c.name, c.method, c.path, resp, c.want)
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != c.want {
-		t.Fatalf("preflight %s %s %s: %d %s (%v), want %d", c.name, c.method, c.path, resp.StatusCode, tail(string(body), 5), err, c.want)
-	}
+	body := resp.body
 	if c.method == http.MethodPost {
-		if resp.Header.Get("Location") == "" {
+		if resp.header.Get("Location") == "" {
 			t.Fatalf("preflight %s: 201 without a Location", c.name)
 		}
 		return
@@ -525,20 +378,20 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 	run := runLoad(tr, srv.base, key, c, set.conns, set.duration)
 	cpu := takeCPU(t, srv).since(cpu0)
 
-	r := caseResult{Case: c.name, Request: c.method + " " + c.path, Requests: len(run.latencies), Seconds: round(run.elapsed.Seconds(), 3),
+	r := caseResult{Case: c.name, Request: c.method + " " + c.path, Requests: len(run.latencies), Seconds: roundTo(run.elapsed.Seconds(), 3),
 		Errors: run.errors, ErrorKinds: run.kinds, PeakRSSMiB: srv.peakRSS(t)}
-	r.ReqPerSec = round(float64(r.Requests)/run.elapsed.Seconds(), 1)
+	r.ReqPerSec = roundTo(float64(r.Requests)/run.elapsed.Seconds(), 1)
 	slices.Sort(run.latencies)
 	r.P50ms, r.P99ms = percentileMS(run.latencies, 0.50), percentileMS(run.latencies, 0.99)
 	if done := float64(r.Requests + r.Errors); done > 0 {
-		r.ServerCPUusPerReq = round(cpu.server.Seconds()*1e6/done, 1)
-		r.DBCPUusPerReq = round(cpu.db.Seconds()*1e6/done, 1)
-		r.ClientCPUusPerReq = round(cpu.client.Seconds()*1e6/done, 1)
+		r.ServerCPUusPerReq = roundTo(cpu.server.Seconds()*1e6/done, 1)
+		r.DBCPUusPerReq = roundTo(cpu.db.Seconds()*1e6/done, 1)
+		r.ClientCPUusPerReq = roundTo(cpu.client.Seconds()*1e6/done, 1)
 	}
 	wall := cpu.wall.Seconds()
-	r.ClientCPUPct = round(100*cpu.client.Seconds()/wall, 1)
-	r.OtherCPUPct = round(100*max(cpu.busy-cpu.client-cpu.server-cpu.db, 0).Seconds()/wall, 1)
-	r.MachineBusyPct = round(100*cpu.busy.Seconds()/wall/float64(runtime.NumCPU()), 1)
+	r.ClientCPUPct = roundTo(100*cpu.client.Seconds()/wall, 1)
+	r.OtherCPUPct = roundTo(100*max(cpu.busy-cpu.client-cpu.server-cpu.db, 0).Seconds()/wall, 1)
+	r.MachineBusyPct = roundTo(100*cpu.busy.Seconds()/wall/float64(runtime.NumCPU()), 1)
 	if run.firstErr != "" {
 		t.Logf("%s: first wrong answer: %s", c.name, run.firstErr)
 	}
@@ -573,7 +426,7 @@ func runLoad(tr *http.Transport, base, key string, c loadCase, conns int, d time
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range runs {
-		wg.Go(func() { runs[i] = client(tr, u, header, c, &stop) })
+		wg.Go(func() { runs[i] = loadClient(tr, u, header, c, &stop) })
 	}
 	time.Sleep(d)
 	stop.Store(true)
@@ -595,10 +448,10 @@ func runLoad(tr *http.Transport, base, key string, c loadCase, conns int, d time
 	return all
 }
 
-// client is one closed-loop client on its own keep-alive connection. A GET
+// loadClient is one closed-loop client on its own keep-alive connection. A GET
 // request is built once and reused (allowed once its answer is closed); a
 // POST gets a new request per send, as its body is read by the transport.
-func client(tr *http.Transport, u *url.URL, header http.Header, c loadCase, stop *atomic.Bool) loadRun {
+func loadClient(tr *http.Transport, u *url.URL, header http.Header, c loadCase, stop *atomic.Bool) loadRun {
 	run := loadRun{latencies: make([]time.Duration, 0, 1<<14)}
 	get := &http.Request{Method: c.method, URL: u, Header: header, Host: u.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 	for !stop.Load() {
@@ -647,7 +500,7 @@ func percentileMS(sorted []time.Duration, q float64) float64 {
 }
 
 // round rounds x to places decimals, for figures that are not more exact.
-func round(x float64, places int) float64 {
+func roundTo(x float64, places int) float64 {
 	p := math.Pow(10, float64(places))
 	return math.Round(x*p) / p
 }

@@ -3,27 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"petstore/api"
 	"petstore/models"
 )
 
 // Help and bad counts never touch the database.
 func TestSeedUsage(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		want     string // in stdout for help, stderr otherwise
-	}{
+	checkUsage(t, []usageCase{
 		{"help", []string{"seed", "--help"}, 0, "Usage: petstore seed --pets N"},
 		{"help names the range", []string{"seed", "-h"}, 0, "from 1 to 10000000"},
 		{"top-level help lists it", []string{"--help"}, 0, "petstore seed --pets N"},
@@ -36,34 +29,14 @@ func TestSeedUsage(t *testing.T) {
 		{"too many", []string{"seed", "--pets", "10000001"}, 2, `--pets "10000001": The number of pets must be`},
 		{"extra argument", []string{"seed", "--pets", "5", "more"}, 2, "Usage: petstore seed --pets N"},
 		{"unknown flag", []string{"seed", "--rows", "5"}, 2, "-rows"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dbPath := filepath.Join(t.TempDir(), "petstore.db")
-			r := runCLI(t, map[string]string{"DATABASE_URL": "sqlite:" + dbPath}, "", tt.args...)
-			wantCode(t, r, tt.wantCode)
-			out := r.stdout
-			if tt.wantCode != 0 {
-				out = r.stderr
-				if r.stdout != "" {
-					t.Errorf("a usage error printed on stdout:\n%s", r.stdout)
-				}
-				if strings.HasPrefix(tt.want, "--pets") {
-					// A bad count is one line.
-					if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, "petstore: ") {
-						t.Errorf("stderr %q", line)
-					}
-				}
+	}, func(t *testing.T, c usageCase, r result) {
+		if c.wantCode != 0 && strings.HasPrefix(c.want, "--pets") {
+			// A bad count is one line.
+			if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, "petstore: ") {
+				t.Errorf("stderr %q", line)
 			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, r.stdout, r.stderr)
-			}
-			if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("the database file was created (stat: %v)", err)
-			}
-		})
-	}
+		}
+	})
 }
 
 var (
@@ -75,7 +48,7 @@ var (
 // through the API (their times are read back as the Store writes them).
 func TestSeedCommand(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, databaseURL string) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0"}
 		key := createKey(t, vars, "seed-test")
 
@@ -108,32 +81,26 @@ func TestSeedCommand(t *testing.T) {
 			t.Fatalf("audit events %+v, %v", events, err)
 		}
 
-		srv := startServer(t, vars)
-		auth := http.Header{"Authorization": {"Bearer " + key}}
-		status, body := get(t, "http://"+srv.addr+"/v1/pets?limit=12&after=0", auth)
-		var pets []struct {
-			ID         int64  `json:"id"`
-			Name       string `json:"name"`
-			CategoryID int64  `json:"categoryId"`
-			Status     string `json:"status"`
-		}
-		if err := json.Unmarshal([]byte(body), &pets); status != http.StatusOK || err != nil || len(pets) != 12 {
-			t.Fatalf("GET /v1/pets: %d %s (%v)", status, body, err)
+		partner := newAPIClient(serveInProcess(t, vars).base, key)
+		r := partner.get("/v1/pets?limit=12&after=0")
+		var pets []api.Pet
+		if err := json.Unmarshal(r.body, &pets); r.status != http.StatusOK || err != nil || len(pets) != 12 {
+			t.Fatalf("GET /v1/pets: %s (%v)", r, err)
 		}
 		for i, p := range pets {
-			if p.ID != int64(i+1) || p.Name != seedName(i) || p.CategoryID != int64(1+i%100) || p.Status != seedStatus(i) {
+			if p.ID != int64(i+1) || p.Name != seedName(i) || p.CategoryID != int64(1+i%100) || string(p.Status) != seedStatus(i) {
 				t.Errorf("pet %d served as %+v", i, p)
 			}
 		}
 		// The second seed's pets, Rex 0 and Luna 1, are available: none sold.
-		if status, body := get(t, "http://"+srv.addr+"/v1/pets?limit=100&status=sold&after=25000", auth); status != http.StatusOK || strings.TrimSpace(body) != "[]" {
-			t.Errorf("sold pets after id 25000: %d %s, want none", status, body)
+		if r := partner.get("/v1/pets?limit=100&status=sold&after=25000"); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != "[]" {
+			t.Errorf("sold pets after id 25000: %s, want none", r)
 		}
-		if status, body := get(t, "http://"+srv.addr+"/v1/pets?limit=1&status=available&after=24999", auth); status != http.StatusOK || !strings.Contains(body, `"name":"Rex 0"`) {
-			t.Errorf("available pets after id 24999: %d %s, want the second seed's Rex 0", status, body)
+		if r := partner.get("/v1/pets?limit=1&status=available&after=24999"); r.status != http.StatusOK || !strings.Contains(string(r.body), `"name":"Rex 0"`) {
+			t.Errorf("available pets after id 24999: %s, want the second seed's Rex 0", r)
 		}
-		if status, body := get(t, "http://"+srv.addr+"/v1/pets/25002", auth); status != http.StatusOK || !strings.Contains(body, `"name":"Luna 1"`) {
-			t.Errorf("GET /v1/pets/25002: %d %s", status, body)
+		if r := partner.get("/v1/pets/25002"); r.status != http.StatusOK || !strings.Contains(string(r.body), `"name":"Luna 1"`) {
+			t.Errorf("GET /v1/pets/25002: %s", r)
 		}
 	})
 }

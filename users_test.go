@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,12 +12,7 @@ import (
 // Help and bad usage of the account commands never touch the database.
 func TestUserCommandsUsage(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name     string
-		args     []string
-		wantCode int
-		want     string // in stdout for help, stderr otherwise
-	}{
+	checkUsage(t, []usageCase{
 		{"user --help lists the commands", []string{"user", "--help"}, 0, "create list disable enable reset-password"},
 		{"list --help", []string{"user", "list", "--help"}, 0, "Usage: petstore user list"},
 		{"disable --help", []string{"user", "disable", "--help"}, 0, "Usage: petstore user disable --username NAME"},
@@ -31,28 +23,7 @@ func TestUserCommandsUsage(t *testing.T) {
 		{"reset-password without --username", []string{"user", "reset-password"}, 2, "Usage: petstore user reset-password"},
 		{"disable with an extra argument", []string{"user", "disable", "--username", "bob", "now"}, 2, "Usage: petstore user disable"},
 		{"list with an argument", []string{"user", "list", "--all"}, 2, "-all"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			dbPath := filepath.Join(t.TempDir(), "petstore.db")
-			r := runCLI(t, map[string]string{"DATABASE_URL": "sqlite:" + dbPath}, "", tt.args...)
-			wantCode(t, r, tt.wantCode)
-			out := r.stdout
-			if tt.wantCode != 0 {
-				out = r.stderr
-				if r.stdout != "" {
-					t.Errorf("a usage error printed on stdout:\n%s", r.stdout)
-				}
-			}
-			if !strings.Contains(out, tt.want) {
-				t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", tt.want, r.stdout, r.stderr)
-			}
-			if _, err := os.Stat(dbPath); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("the database file was created (stat: %v)", err)
-			}
-		})
-	}
+	}, nil)
 }
 
 // otpPattern is the shape of a one-time password as printed.
@@ -60,7 +31,7 @@ var otpPattern = regexp.MustCompile(`^[a-z2-7]{4}(-[a-z2-7]{4}){4}$`)
 
 func TestUserCommands(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, databaseURL string) {
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		const pw = "correct horse battery staple"
 		for _, name := range []string{"alice", "bob"} {

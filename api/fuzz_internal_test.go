@@ -6,20 +6,10 @@ import (
 	"unicode"
 )
 
-// TODO(hardening): bearerToken refuses a token holding a space, tab, CR or
-// LF, but accepts other white space inside it: "Bearer a\vb", "Bearer
-// a\fb" (net/http refuses these control bytes before bearerToken sees them)
-// and "Bearer pst_\u00a0x", "Bearer pst_\u2028x" (which do reach it: the
-// server lets bytes above 0x7f through). Harmless, as no key holds such a
-// character and the lookup answers 401, but not an RFC 6750 token. Set this
-// to true once bearerToken refuses every unicode.IsSpace rune (or anything
-// but a b64token).
-const refusesAllSpace = true
-
 // FuzzBearerToken feeds arbitrary Authorization values to bearerToken. It
-// never panics; a token it accepts is non-empty, holds no white space (for
-// now no space, tab, CR or LF: see refusesAllSpace) and is the end of the
-// header after the scheme word "Bearer";
+// never panics; a token it accepts is non-empty, holds no white space
+// (unicode.IsSpace) and is the end of the header after the scheme word
+// "Bearer";
 // the scheme word is case-insensitive (changing its case never changes the
 // answer); two headers are always refused; and any RFC 6750 b64token
 // after any spelling of "Bearer" is accepted as is.
@@ -61,11 +51,8 @@ func FuzzBearerToken(f *testing.F) {
 	f.Fuzz(func(t *testing.T, header string, mask uint8) {
 		token, ok := bearerToken([]string{header})
 		if ok {
-			if token == "" || strings.ContainsAny(token, " \t\r\n") {
+			if token == "" || strings.IndexFunc(token, unicode.IsSpace) >= 0 {
 				t.Fatalf("bearerToken(%q) accepted %q: empty or holding white space", header, token)
-			}
-			if refusesAllSpace && strings.IndexFunc(token, unicode.IsSpace) >= 0 {
-				t.Fatalf("bearerToken(%q) accepted %q, which holds white space", header, token)
 			}
 			rest := strings.TrimSpace(header)
 			if len(rest) < len("Bearer ") || !strings.EqualFold(rest[:len("Bearer")], "Bearer") ||
