@@ -50,6 +50,7 @@ func TestUsage(t *testing.T) {
 		{name: "apikey revoke without id", args: []string{"apikey", "revoke"}, wantCode: 2, wantStderr: []string{"Usage: petstore apikey revoke ID"}},
 		{name: "apikey revoke non-numeric id", args: []string{"apikey", "revoke", "abc"}, wantCode: 2, wantStderr: []string{`"abc" is not an API key id`}},
 		{name: "apikey revoke zero id", args: []string{"apikey", "revoke", "0"}, wantCode: 2, wantStderr: []string{`"0" is not an API key id`}},
+		{name: "apikey revoke signed id", args: []string{"apikey", "revoke", "+5"}, wantCode: 2, wantStderr: []string{`"+5" is not an API key id`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
