@@ -97,11 +97,16 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*mo
 // open loads the configuration and opens the store, for the operator
 // commands: they log only warnings and print just their result.
 func (c cli) open(ctx context.Context) (*models.Store, error) {
+	return c.openLogging(ctx, c.quietLogger())
+}
+
+// openLogging is open with the database's warnings going to log.
+func (c cli) openLogging(ctx context.Context, log *slog.Logger) (*models.Store, error) {
 	cfg, err := config.Load(c.getenv)
 	if err != nil {
 		return nil, err
 	}
-	store, _, err := openDatabase(ctx, cfg, c.quietLogger())
+	store, _, err := openDatabase(ctx, cfg, log)
 	return store, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"petstore/models"
@@ -33,7 +34,9 @@ func (c cli) seed(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr, "petstore: --pets %q: %s\n", pets, userMessage(err))
 		return 2
 	}
-	store, err := c.open(ctx)
+	// Its batches of thousands of rows are slow by design: only errors are
+	// logged, so that stderr holds the progress lines alone.
+	store, err := c.openLogging(ctx, slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if err != nil {
 		return c.fail(err)
 	}
