@@ -76,6 +76,10 @@ type browser struct {
 func (e *env) browser() *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{e: e, client: &http.Client{
+		// A transport of its own: closing another test's server closes
+		// http.DefaultTransport's idle connections, which failed a request
+		// of this one mid-way once ("CloseIdleConnections called").
+		Transport:     http.DefaultTransport.(*http.Transport).Clone(),
 		Jar:           jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
