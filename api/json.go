@@ -1,6 +1,7 @@
 package api
 
 import (
+	"net/http"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -22,7 +23,8 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 const maxPooledBody = 64 << 10
 
 // writePets answers status with pets as a JSON array of the Pet shape, or
-// with one Pet when one is true.
+// with one Pet when one is true. A GET's 200 carries an ETag and may be
+// answered 304 instead (conditional).
 func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 	bp := bodyPool.Get().(*[]byte)
 	b := (*bp)[:0]
@@ -39,7 +41,9 @@ func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 		b = append(b, ']')
 	}
 	b = append(b, '\n')
-	c.Data(status, "application/json", b)
+	if status != http.StatusOK || c.Request.Method != http.MethodGet || !conditional(c, b) {
+		c.Data(status, "application/json", b)
+	}
 	if cap(b) <= maxPooledBody {
 		*bp = b
 		bodyPool.Put(bp)

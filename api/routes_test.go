@@ -61,10 +61,22 @@ func TestErrorRoutes(t *testing.T) {
 func TestAPIHeaders(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
+		// A page carries an ETag: the client may keep it and revalidate it
+		// (conditional reads); any other answer is not to be stored.
 		r := e.get("/v1/pets")
-		for k, v := range map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"} {
+		for k, v := range map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff", "Cache-Control": "private, no-cache"} {
 			if got := r.Header.Get(k); got != v {
 				t.Errorf("%s = %q, want %q", k, got, v)
+			}
+		}
+		for _, r := range []response{e.get("/v1/pets?limit=0"), e.post(`{"name":"Rex","categoryId":1}`)} {
+			for k, v := range map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"} {
+				if got := r.Header.Get(k); got != v {
+					t.Errorf("%d answer: %s = %q, want %q", r.Status, k, got, v)
+				}
+			}
+			if r.Header.Get("ETag") != "" {
+				t.Errorf("%d answer has an ETag", r.Status)
 			}
 		}
 	})
