@@ -44,6 +44,7 @@ type hotStatements struct {
 	// on the primary (SQLite's writer).
 	insertPet   *sql.Stmt
 	insertAudit *sql.Stmt
+	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
 }
 
 // hot returns the prepared statements, preparing them on first use.
@@ -86,6 +87,7 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 	}
 	h.insertPet = prep(s.sqlDB, "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
 	h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)")
+	h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
 	if err != nil {
 		// A statement that failed leaves the others prepared: close them
 		// with the store.
@@ -97,7 +99,7 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 // closeHot closes the prepared statements.
 func (s *Store) closeHot() {
 	h := &s.stmts
-	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit} {
+	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord} {
 		if st != nil {
 			st.Close()
 		}
@@ -374,7 +376,7 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 		return err
 	}
 	defer tx.Rollback()
-	insertPet, insertAudit := tx.StmtContext(ctx, h.insertPet), tx.StmtContext(ctx, h.insertAudit)
+	insertPet, insertWord, insertAudit := tx.StmtContext(ctx, h.insertPet), tx.StmtContext(ctx, h.insertWord), tx.StmtContext(ctx, h.insertAudit)
 	for _, r := range batch {
 		p := &r.pet
 		res, err := insertPet.ExecContext(ctx, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
@@ -384,8 +386,12 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 		if p.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if err := indexPetName(ctx, tx, p.ID, "", p.Name); err != nil {
-			return err
+		// The search index's words (search.go's indexPetName, for a new
+		// pet), one prepared row at a time: the statement stays compiled.
+		for _, k := range nameKeys(p.Name) {
+			if _, err := insertWord.ExecContext(ctx, []byte(k), p.ID); err != nil {
+				return fmt.Errorf("index pet name: %w", err)
+			}
 		}
 		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
 			return err
