@@ -40,8 +40,9 @@ type hotStatements struct {
 	// replicas from each read replica (DATABASE_REPLICA_URLS).
 	primary  petReads
 	replicas []petReads
-	// insertPet and insertAudit write a created pet and its audit event,
-	// on the primary (SQLite's writer).
+	// insertPet, insertAudit and insertWord write a created pet, its audit
+	// event and its search words on SQLite's writer; MySQL has none of them
+	// (its creates go as one multi-statement text, insertCreatesMySQL).
 	insertPet   *sql.Stmt
 	insertAudit *sql.Stmt
 	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
@@ -85,9 +86,11 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 	for _, r := range s.replicas {
 		h.replicas = append(h.replicas, reads(r))
 	}
-	h.insertPet = prep(s.sqlDB, "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-	h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)")
-	h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
+	if s.createDB == nil { // SQLite's creates (insertCreates); MySQL's send text (insertCreatesMySQL)
+		h.insertPet = prep(s.sqlDB, "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)")
+		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
+	}
 	if err != nil {
 		// A statement that failed leaves the others prepared: close them
 		// with the store.
