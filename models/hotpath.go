@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,11 +271,18 @@ type createResult struct {
 // taking every create waiting at that moment (itself included) as its batch
 // and writing it in one transaction; those arriving meanwhile wait, and
 // when a leader is done the oldest of them leads the next batch, taken
-// likewise. Batches are only ever taken under the lock, so each create is
-// in one batch and hears exactly one thing (its result, or its batch to
-// lead) besides, as a leader, its own result. A leader writes one batch, so
-// no client waits for more than its own. SQLite has one writer, so one
-// leader; MySQL commits several transactions at once, so two.
+// likewise. Before taking a batch a leader yields the processor once
+// (runtime.Gosched), so that creates already on their way (their bodies
+// being read and checked by other goroutines) join it: under load that
+// took SQLite's batches from about 2 creates to 6 and the server's CPU per
+// create from 137-154 us to 102-112 (wrk, 16 connections, 2 cores), each
+// transaction's begin, commit and shared pages being paid by more
+// creates; a create alone waits for nothing. Batches are only ever taken
+// under the lock, so each create is in one batch and hears exactly one
+// thing (its result, or its batch to lead) besides, as a leader, its own
+// result. A leader writes one batch, so no client waits for more than its
+// own. SQLite has one writer, so one leader; MySQL commits several
+// transactions at once, so two.
 type createQueue struct {
 	mu         sync.Mutex
 	pending    []*createRequest
@@ -298,15 +306,26 @@ func (q *createQueue) take() []*createRequest {
 func (q *createQueue) submit(ctx context.Context, r *createRequest, write func([]*createRequest)) error {
 	q.mu.Lock()
 	q.pending = append(q.pending, r)
-	var batch []*createRequest
-	if q.leaders < max(1, q.maxLeaders) {
+	lead := q.leaders < max(1, q.maxLeaders)
+	if lead {
 		q.leaders++
-		batch = q.take()
 	}
 	q.mu.Unlock()
+	var batch []*createRequest
+	if lead {
+		runtime.Gosched()
+		q.mu.Lock()
+		if batch = q.take(); batch == nil {
+			batch = []*createRequest{} // another leader took r meanwhile
+		}
+		q.mu.Unlock()
+	}
 	for {
 		if batch != nil {
-			write(batch)
+			if len(batch) > 0 {
+				write(batch)
+			}
+			runtime.Gosched()
 			q.mu.Lock()
 			if len(q.pending) > 0 {
 				next := q.take()
