@@ -398,6 +398,13 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 		return err
 	}
 	defer tx.Rollback()
+	// The statements run without ctx's deadline: with one, the driver
+	// starts a watcher goroutine and a progress handler for each of them
+	// (a tenth of these statements' time), and there is nothing for
+	// it to interrupt: the writer already holds the lock, and SQLite runs
+	// these few rows in microseconds. The begin (a wait for the lock) and
+	// the commit keep it.
+	ctx = context.WithoutCancel(ctx)
 	insertPet, insertWord, insertAudit := tx.StmtContext(ctx, h.insertPet), tx.StmtContext(ctx, h.insertWord), tx.StmtContext(ctx, h.insertAudit)
 	for _, r := range batch {
 		p := &r.pet
