@@ -1,9 +1,10 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 # `make test` installs what the tests need (Debian's mariadb-server and
-# chromium, as root) when missing, checks that generated templ code is up to
-# date, gofmt, go vet, staticcheck and module tidiness, then runs every test:
-# storage, API and console against SQLite and a private MariaDB server, and
-# the browser journeys in headless Chromium.
+# chromium, as root) when missing, checks that generated code (templ, the Go
+# client of api/openapi.json) is up to date, gofmt, go vet, staticcheck and
+# module tidiness, then runs every test: storage, API and console against
+# SQLite and a private MariaDB server, and the browser journeys in headless
+# Chromium.
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
@@ -35,15 +36,23 @@ fuzz:
 	@for t in FuzzPetInputValidate FuzzParsePetQuery FuzzSearchWords; do \
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./models || exit 1; done
 
-# generate rewrites the templ components' Go code (committed, never edited by hand).
+# generate rewrites the generated code (committed, never edited by hand): the
+# templ components' Go code, and the partner Go client from api/openapi.json
+# (oapi-codegen, pinned in api/client/generate.go).
 generate:
 	$(GO) tool templ generate -path templates
+	$(GO) generate ./api/client
 
 check:
 	@before="$$(cat templates/*_templ.go | sha256sum)"; \
 	$(GO) tool templ generate -path templates >/dev/null 2>&1; \
 	if [ "$$before" != "$$(cat templates/*_templ.go | sha256sum)" ]; then \
 		echo "templates/*_templ.go were stale: regenerated now; review and commit them"; exit 1; fi
+	@before="$$(cat api/client/*.gen.go | sha256sum)"; \
+	if ! out="$$($(GO) generate ./api/client 2>&1)"; then \
+		echo "$$out"; echo "go generate ./api/client failed"; exit 1; fi; \
+	if [ "$$before" != "$$(cat api/client/*.gen.go | sha256sum)" ]; then \
+		echo "api/client/client.gen.go was stale: regenerated; commit it"; exit 1; fi
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

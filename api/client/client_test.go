@@ -1,0 +1,301 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"petstore/api"
+	"petstore/api/client"
+	"petstore/models"
+	"petstore/models/modelstest"
+	"petstore/server"
+)
+
+func TestMain(m *testing.M) { modelstest.Main(m) }
+
+// partner is the generated client talking to a real server (server.New, as
+// serve builds it) over loopback HTTP, with an issued API key.
+type partner struct {
+	c    *client.ClientWithResponses
+	base *url.URL // the server's root, to resolve Link targets against
+	key  string
+}
+
+// newPartner serves the product over store and returns a client holding a
+// fresh key. The clock stands before the sunset of getPet, so the test
+// does not turn into a 410 in December 2030.
+func newPartner(t *testing.T, store *models.Store) *partner {
+	t.Helper()
+	now := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)
+	h, err := server.New(t.Context(), server.Deps{Store: store, Now: func() time.Time { return now }, AuthFailureLimit: rate.Inf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	_, key, err := store.CreateAPIKey(context.Background(), "client test", "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &partner{c: newClient(t, srv, key), base: base, key: key}
+}
+
+// newClient is the generated client on srv's /v1 (the document's server),
+// sending key as its bearer credential.
+func newClient(t *testing.T, srv *httptest.Server, key string) *client.ClientWithResponses {
+	t.Helper()
+	bearer := func(_ context.Context, req *http.Request) error {
+		req.Header.Set("Authorization", "Bearer "+key)
+		return nil
+	}
+	c, err := client.NewClientWithResponses(srv.URL+"/v1", client.WithHTTPClient(srv.Client()), client.WithRequestEditorFn(bearer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestClient drives the API through the generated client the way a partner
+// would: create, page through everything by the Link header, read one pet
+// conditionally and from the deprecated endpoint, and read error answers.
+func TestClient(t *testing.T) {
+	modelstest.ForEach(t, func(t *testing.T, store *models.Store) {
+		p := newPartner(t, store)
+		created := p.createPets(t, 7)
+		t.Run("list follows Link", func(t *testing.T) { p.checkListAll(t, created) })
+		t.Run("conditional list", func(t *testing.T) { p.checkConditionalList(t) })
+		t.Run("deprecated getPet", func(t *testing.T) { p.checkGetPet(t, created[3]) })
+		t.Run("errors", func(t *testing.T) { p.checkErrors(t) })
+	})
+}
+
+// createPets creates n pets through the client, each with an
+// Idempotency-Key, and returns them as the server answered.
+func (p *partner) createPets(t *testing.T, n int) []client.Pet {
+	t.Helper()
+	sold := client.Sold
+	var pets []client.Pet
+	for i := range n {
+		body := client.NewPet{Name: fmt.Sprintf("Client pet %d", i), CategoryId: int64(i + 1)}
+		if i%2 == 1 {
+			body.Status = &sold
+		}
+		res := p.create(t, body, fmt.Sprintf("client-test-%d", i))
+		if res.StatusCode() != http.StatusCreated || res.JSON201 == nil {
+			t.Fatalf("create: %d %s", res.StatusCode(), res.Body)
+		}
+		got := *res.JSON201
+		want := client.Pet{Id: got.Id, Name: body.Name, CategoryId: body.CategoryId, Status: client.Available}
+		if body.Status != nil {
+			want.Status = *body.Status
+		}
+		if got != want || got.Id < 1 {
+			t.Fatalf("created %+v, want %+v", got, want)
+		}
+		if loc := res.HTTPResponse.Header.Get("Location"); loc != "/v1/pets/"+strconv.FormatInt(got.Id, 10) {
+			t.Errorf("Location = %q", loc)
+		}
+		pets = append(pets, got)
+	}
+	return pets
+}
+
+// create sends POST /v1/pets through the client, with key as its
+// Idempotency-Key unless key is empty. It is the test's one create call, so
+// how the key travels is written once.
+func (p *partner) create(t *testing.T, body client.NewPet, key string) *client.CreatePetResponse {
+	t.Helper()
+	var editors []client.RequestEditorFn
+	if key != "" {
+		editors = append(editors, func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Idempotency-Key", key)
+			return nil
+		})
+	}
+	res, err := p.c.CreatePetWithResponse(t.Context(), body, editors...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// checkListAll pages through every pet, three at a time, taking each next
+// page's parameters from the Link header alone.
+func (p *partner) checkListAll(t *testing.T, want []client.Pet) {
+	limit := int32(3)
+	params := &client.ListPetsParams{Limit: &limit}
+	var got []client.Pet
+	pages := 0
+	for params != nil {
+		res, err := p.c.ListPetsWithResponse(t.Context(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode() != http.StatusOK || res.JSON200 == nil || res.Headers200 == nil {
+			t.Fatalf("list %+v: %d %s", params, res.StatusCode(), res.Body)
+		}
+		pages++
+		got = append(got, *res.JSON200...)
+		if pages > len(want) {
+			t.Fatalf("still paging after %d pages: %v", pages, got)
+		}
+		params = p.nextPage(t, res.Headers200.Link)
+	}
+	if pages != 3 {
+		t.Errorf("%d pages of 3 for %d pets, want 3", pages, len(want))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("listed\n%v\nwant\n%v", got, want)
+	}
+}
+
+// nextPage turns a Link header into the parameters of the page it names
+// (nil when there is no next page): a partner keeps no cursor of its own.
+func (p *partner) nextPage(t *testing.T, link *string) *client.ListPetsParams {
+	t.Helper()
+	if link == nil {
+		return nil
+	}
+	target, ok := strings.CutSuffix(*link, `>; rel="next"`)
+	target, ok2 := strings.CutPrefix(target, "<")
+	if !ok || !ok2 {
+		t.Fatalf("Link = %q, want <URL>; rel=\"next\"", *link)
+	}
+	u, err := p.base.Parse(target)
+	if err != nil {
+		t.Fatalf("Link target %q: %v", target, err)
+	}
+	if u.Host != p.base.Host || u.Path != "/v1/pets" {
+		t.Fatalf("Link target %q is not this server's /v1/pets", target)
+	}
+	q := u.Query()
+	after, err := strconv.ParseInt(q.Get("after"), 10, 64)
+	if err != nil {
+		t.Fatalf("Link target %q: after: %v", target, err)
+	}
+	limit, err := strconv.ParseInt(q.Get("limit"), 10, 32)
+	if err != nil {
+		t.Fatalf("Link target %q: limit: %v", target, err)
+	}
+	l32 := int32(limit)
+	return &client.ListPetsParams{After: &after, Limit: &l32}
+}
+
+// checkConditionalList sends a page's ETag back: 304 while nothing changed.
+func (p *partner) checkConditionalList(t *testing.T) {
+	limit := int32(2)
+	res, err := p.c.ListPetsWithResponse(t.Context(), &client.ListPetsParams{Limit: &limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != http.StatusOK || res.Headers200 == nil || res.Headers200.ETag == "" {
+		t.Fatalf("list: %d, headers %+v", res.StatusCode(), res.Headers200)
+	}
+	etag := res.Headers200.ETag
+	res, err = p.c.ListPetsWithResponse(t.Context(), &client.ListPetsParams{Limit: &limit, IfNoneMatch: &etag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != http.StatusNotModified || len(res.Body) != 0 || res.Headers304 == nil || res.Headers304.ETag != etag {
+		t.Errorf("list with If-None-Match %s: %d %q, headers %+v", etag, res.StatusCode(), res.Body, res.Headers304)
+	}
+}
+
+// checkGetPet fetches pet from the deprecated endpoint: the deprecation,
+// the sunset and the successor reach the caller as parsed headers, on 200
+// and on 304 alike.
+func (p *partner) checkGetPet(t *testing.T, pet client.Pet) {
+	res, err := p.c.GetPetWithResponse(t.Context(), pet.Id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != http.StatusOK || res.JSON200 == nil || res.Headers200 == nil {
+		t.Fatalf("get %d: %d %s", pet.Id, res.StatusCode(), res.Body)
+	}
+	if *res.JSON200 != pet {
+		t.Errorf("got %+v, want %+v", *res.JSON200, pet)
+	}
+	h := res.Headers200
+	wantDeprecation := "@" + strconv.FormatInt(api.DeprecatedAt.Unix(), 10)
+	const wantSunset, wantLink = "Thu, 05 Dec 2030 00:00:00 GMT", `</v1/pets>; rel="successor-version"`
+	if deref(h.Deprecation) != wantDeprecation || deref(h.Sunset) != wantSunset || deref(h.Link) != wantLink || h.ETag == "" {
+		t.Errorf("headers: Deprecation %q Sunset %q Link %q ETag %q; want %q, %q, %q and an ETag",
+			deref(h.Deprecation), deref(h.Sunset), deref(h.Link), h.ETag, wantDeprecation, wantSunset, wantLink)
+	}
+	res, err = p.c.GetPetWithResponse(t.Context(), pet.Id, &client.GetPetParams{IfNoneMatch: &h.ETag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != http.StatusNotModified || res.Headers304 == nil {
+		t.Fatalf("get %d with If-None-Match: %d %s", pet.Id, res.StatusCode(), res.Body)
+	}
+	if deref(res.Headers304.Deprecation) != wantDeprecation || deref(res.Headers304.Sunset) != wantSunset {
+		t.Errorf("304 headers: Deprecation %q Sunset %q", deref(res.Headers304.Deprecation), deref(res.Headers304.Sunset))
+	}
+}
+
+// checkErrors reads error answers through the client's Error type: a bad
+// create (400 with the bad fields), a missing pet (404) and a wrong key
+// (401 with its challenge).
+func (p *partner) checkErrors(t *testing.T) {
+	created := p.create(t, client.NewPet{Name: "  ", CategoryId: 0}, "")
+	e := created.JSON400
+	if created.StatusCode() != http.StatusBadRequest || e == nil {
+		t.Fatalf("bad create: %d %s", created.StatusCode(), created.Body)
+	}
+	if e.Code != client.ErrorCodeInvalidRequest || e.Status != http.StatusBadRequest || e.Message == "" || e.Details == nil {
+		t.Fatalf("bad create: error %+v", e)
+	}
+	fields := map[string]bool{}
+	for _, d := range *e.Details {
+		fields[d.Field] = d.Message != ""
+	}
+	if !fields["name"] || !fields["categoryId"] || len(fields) != 2 {
+		t.Errorf("bad create: details %+v, want a message for name and for categoryId", *e.Details)
+	}
+
+	missing, err := p.c.GetPetWithResponse(t.Context(), 1<<62, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing.StatusCode() != http.StatusNotFound || missing.JSON404 == nil || missing.JSON404.Code != client.ErrorCodeNotFound {
+		t.Errorf("missing pet: %d %s", missing.StatusCode(), missing.Body)
+	}
+
+	stranger, err := client.NewClientWithResponses(p.base.String()+"/v1", client.WithRequestEditorFn(
+		func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+p.key+"x")
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused, err := stranger.ListPetsWithResponse(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refused.StatusCode() != http.StatusUnauthorized || refused.JSON401 == nil || refused.JSON401.Code != client.ErrorCodeUnauthorized ||
+		refused.Headers401 == nil || !strings.HasPrefix(deref(refused.Headers401.WWWAuthenticate), "Bearer ") {
+		t.Errorf("wrong key: %d %s, headers %+v", refused.StatusCode(), refused.Body, refused.Headers401)
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<none>"
+	}
+	return *s
+}
