@@ -1,9 +1,17 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
+
+	"petstore/models"
 )
 
 // FuzzBearerToken feeds arbitrary Authorization values to bearerToken. It
@@ -110,4 +118,105 @@ func refB64Token(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzDecodePetInput holds decodePetInput (a one-pass scan of flat bodies,
+// encoding/json for the rest) to the answers of decoding every body with
+// encoding/json into a map, as it was first written: the same fields, the
+// same wrong-type notes, the same errors.
+func FuzzDecodePetInput(f *testing.F) {
+	for _, s := range []string{
+		`{"name":"Rex","categoryId":1,"status":"sold"}`,
+		` { "name" : "Rex 🐾" , "categoryId" : 12 } `,
+		`{"name":"a","name":null,"categoryId":-0.5e+3,"status":null}`,
+		`{"name":"R\u00e9x","categoryId":"1"}`,
+		`{"na\u006de":"Rex","categoryId":1}`,
+		`{"name":1,"categoryId":true,"status":false}`,
+		`{"name":{"a":1},"categoryId":[1],"id":7}`,
+		`{"categoryId":01}`, `{"categoryId":1.}`, `{"categoryId":-}`, `{"categoryId":1e}`,
+		`{}`, `{} {}`, `{},`, `null`, `[]`, `"x"`, ``, `{"name":"Rex",}`, `{"name" "Rex"}`,
+		"{\"name\":\"a\tb\"}", `{"name":"Rex"}x`, `{"name":nul}`, `{"name":truex}`,
+		`{"NAME":"Rex","CategoryId":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !utf8.Valid(body) {
+			return // readJSONBody refuses it first
+		}
+		got, gotErr := decodePetInput(body)
+		want, wantErr := decodePetInputByMap(body)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q: error %v, want %v", body, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, want %#v", body, got, want)
+		}
+	})
+}
+
+// decodePetInputByMap is decodePetInput as first written, the oracle of
+// FuzzDecodePetInput.
+func decodePetInputByMap(body []byte) (models.PetInput, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&fields); err != nil || fields == nil {
+		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must be a JSON object, like {\"name\": \"Rex\", \"categoryId\": 1}."}
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must hold exactly one JSON object."}
+	}
+	present := func(name string) (json.RawMessage, bool) {
+		raw, ok := fields[name]
+		if !ok || string(bytes.TrimSpace(raw)) == "null" {
+			return nil, false
+		}
+		return raw, true
+	}
+	var in models.PetInput
+	bad := func(field, msg string) {
+		in.Invalid = append(in.Invalid, models.FieldError{Field: field, Message: msg})
+	}
+	if raw, ok := present(models.FieldName); ok {
+		if json.Unmarshal(raw, &in.Name) != nil {
+			bad(models.FieldName, "Name must be a string.")
+		}
+	}
+	if raw, ok := present(models.FieldCategoryID); ok {
+		if s := string(bytes.TrimSpace(raw)); s[0] == '-' || (s[0] >= '0' && s[0] <= '9') {
+			in.CategoryID = s
+		} else {
+			bad(models.FieldCategoryID, "Category ID must be a JSON number: a whole number from 1 to 9223372036854775807.")
+		}
+	}
+	if raw, ok := present(models.FieldStatus); ok {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			bad(models.FieldStatus, models.StatusMessage)
+		} else {
+			in.Status = &s
+		}
+	}
+	return in, nil
+}
+
+// TestScanPetFields: the one-pass scan takes the bodies partners send and
+// leaves escapes, nesting and anything invalid to encoding/json.
+func TestScanPetFields(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"name":"Rex","categoryId":7,"status":"available"}`:              true,
+		" {\n \"name\": \"Mochi 🐾\",\t\"categoryId\": 12, \"x\": null } ": true,
+		`{"name":"Rex","categoryId":-1.5E-3,"id":true}`:                   true,
+		`{}`:                          true,
+		`{"name":"R\u00e9x"}`:         false,
+		`{"name":"Rex","tags":["a"]}`: false,
+		`{"name":"Rex"} {}`:           false,
+		`{"categoryId":01}`:           false,
+		`{"name":"Rex",}`:             false,
+		`[]`:                          false,
+	} {
+		if _, ok := scanPetFields([]byte(body)); ok != want {
+			t.Errorf("scanPetFields(%s) ok = %v, want %v", body, ok, want)
+		}
+	}
 }

@@ -173,36 +173,32 @@ func readJSONBody(c *gin.Context) ([]byte, error) {
 // of the wrong JSON type; the value rules are PetInput.Validate's. Unknown
 // fields, and a client-sent id, are ignored.
 func decodePetInput(body []byte) (models.PetInput, error) {
-	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&fields); err != nil || fields == nil {
-		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must be a JSON object, like {\"name\": \"Rex\", \"categoryId\": 1}."}
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return models.PetInput{}, &models.Error{Code: models.CodeInvalidRequest, Message: "The body must hold exactly one JSON object."}
+	f, err := readPetFields(body)
+	if err != nil {
+		return models.PetInput{}, err
 	}
 	var in models.PetInput
 	bad := func(field, msg string) {
 		in.Invalid = append(in.Invalid, models.FieldError{Field: field, Message: msg})
 	}
-	if raw, ok := present(fields, models.FieldName); ok {
-		if json.Unmarshal(raw, &in.Name) != nil {
+	if f.name != nil {
+		if !jsonString(f.name, &in.Name) {
 			bad(models.FieldName, "Name must be a string.")
 		}
 	}
-	if raw, ok := present(fields, models.FieldCategoryID); ok {
+	if raw := f.categoryID; raw != nil {
 		// The body is valid JSON, so a value starting with a digit or a
 		// minus sign is a number; its literal text goes to validation.
 		// (json.Number would also accept a quoted number.)
-		if s := string(bytes.TrimSpace(raw)); s[0] == '-' || (s[0] >= '0' && s[0] <= '9') {
-			in.CategoryID = s
+		if raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9') {
+			in.CategoryID = string(raw)
 		} else {
 			bad(models.FieldCategoryID, "Category ID must be a JSON number: a whole number from 1 to 9223372036854775807.")
 		}
 	}
-	if raw, ok := present(fields, models.FieldStatus); ok {
+	if f.status != nil {
 		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		if !jsonString(f.status, &s) {
 			bad(models.FieldStatus, models.StatusMessage)
 		} else {
 			in.Status = &s
@@ -211,11 +207,12 @@ func decodePetInput(body []byte) (models.PetInput, error) {
 	return in, nil
 }
 
-// present returns a field's raw value when it is there and not null.
-func present(fields map[string]json.RawMessage, name string) (json.RawMessage, bool) {
-	raw, ok := fields[name]
-	if !ok || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, false
+// jsonString reads a JSON string value: without escapes it is the text
+// between the quotes (the body is valid UTF-8), else encoding/json's.
+func jsonString(raw []byte, s *string) bool {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		*s = string(raw[1 : len(raw)-1])
+		return true
 	}
-	return raw, true
+	return json.Unmarshal(raw, s) == nil
 }
