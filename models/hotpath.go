@@ -236,13 +236,22 @@ func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, er
 	r := &createRequest{
 		pet:    Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now},
 		actor:  actor,
-		detail: fmt.Sprintf("name=%q categoryId=%d status=%s", np.Name, np.CategoryID, np.Status),
+		detail: createdDetail(np),
 		done:   make(chan createResult, 1),
 	}
 	if err := s.creates.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
 		return Pet{}, s.dbErr("create pet", err)
 	}
 	return r.pet, nil
+}
+
+// createdDetail is a created pet's audit detail, name=%q categoryId=%d
+// status=%s without fmt (once per create).
+func createdDetail(np NewPet) string {
+	b := make([]byte, 0, 48+len(np.Name))
+	b = strconv.AppendQuote(append(b, "name="...), np.Name)
+	b = strconv.AppendInt(append(b, " categoryId="...), np.CategoryID, 10)
+	return string(append(append(b, " status="...), np.Status...))
 }
 
 // maxCreateBatch bounds how many creates share one transaction.
