@@ -82,9 +82,13 @@ func (e PetStatus) Valid() bool {
 	}
 }
 
-// Error defines model for Error.
+// Error The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Error struct {
 	// Code Machine-readable error code; a stable set, only ever added to.
+	//
+	// Example: not_found
 	Code ErrorCode `json:"code"`
 
 	// Details On 400, one entry per bad field.
@@ -98,32 +102,46 @@ type Error struct {
 }
 
 // ErrorCode Machine-readable error code; a stable set, only ever added to.
+//
+// Example: not_found
 type ErrorCode string
 
-// FieldError defines model for FieldError.
+// FieldError One bad field or parameter of a 400.
+//
+// Example: {"field":"petId","message":"Must be a whole number from 1 to 9223372036854775807."}
 type FieldError struct {
 	// Field The bad field or parameter, such as name or limit.
 	Field   string `json:"field"`
 	Message string `json:"message"`
 }
 
-// NewPet defines model for NewPet.
+// NewPet An animal to add.
+//
+// Example: {"categoryId":1,"name":"Rex","status":"available"}
 type NewPet struct {
 	// CategoryId Identifier of the category the animal belongs to.
+	//
+	// Example: 1
 	CategoryId int64 `json:"categoryId"`
 
 	// Name The animal's name; trimmed of leading and trailing white space. Control characters and invisible or text-direction characters are refused (400).
+	//
+	// Example: Rex
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
 	Status *PetStatus `json:"status,omitempty"`
 }
 
-// Pet defines model for Pet.
+// Pet An animal of the store.
+//
+// Example: {"categoryId":1,"id":42,"name":"Rex","status":"available"}
 type Pet struct {
 	CategoryId int64 `json:"categoryId"`
 
 	// Id Assigned by the service on creation.
+	//
+	// Example: 42
 	Id   int64  `json:"id"`
 	Name string `json:"name"`
 
@@ -134,37 +152,57 @@ type Pet struct {
 // PetStatus Availability of the animal.
 type PetStatus string
 
-// Pets defines model for Pets.
+// Pets A page of animals, in ascending id order.
+//
+// Example: [{"categoryId":1,"id":42,"name":"Rex","status":"available"}]
 type Pets = []Pet
 
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
-// BadRequest defines model for BadRequest.
+// BadRequest The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type BadRequest = Error
 
-// Gone defines model for Gone.
+// Gone The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Gone = Error
 
-// NotFound defines model for NotFound.
+// NotFound The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type NotFound = Error
 
-// PayloadTooLarge defines model for PayloadTooLarge.
+// PayloadTooLarge The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type PayloadTooLarge = Error
 
-// ServerError defines model for ServerError.
+// ServerError The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type ServerError = Error
 
-// TooManyRequests defines model for TooManyRequests.
+// TooManyRequests The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type TooManyRequests = Error
 
-// Unauthorized defines model for Unauthorized.
+// Unauthorized The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Unauthorized = Error
 
-// Unavailable defines model for Unavailable.
+// Unavailable The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Unavailable = Error
 
-// UnsupportedMediaType defines model for UnsupportedMediaType.
+// UnsupportedMediaType The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type UnsupportedMediaType = Error
 
 // ListPetsParams defines parameters for ListPets.
@@ -292,7 +330,7 @@ type ClientInterface interface {
 
 	// GetPet Fetch one animal (deprecated)
 	//
-	// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
 	//
 	// Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 	//
@@ -357,7 +395,7 @@ func (c *Client) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, r
 
 // GetPet Fetch one animal (deprecated)
 //
-// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
 //
 // Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 // Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
@@ -628,7 +666,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPetWithResponse Fetch one animal (deprecated)
 	//
-	// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -640,13 +678,23 @@ type ClientWithResponsesInterface interface {
 
 // ListPetsResponse200Headers the declared response headers of an HTTP 200 response for ListPets
 type ListPetsResponse200Headers struct {
-	ETag string
-	Link *string
+	ETag            string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // ListPetsResponse304Headers the declared response headers of an HTTP 304 response for ListPets
 type ListPetsResponse304Headers struct {
-	ETag string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListPetsResponse400Headers the declared response headers of an HTTP 400 response for ListPets
+type ListPetsResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // ListPetsResponse401Headers the declared response headers of an HTTP 401 response for ListPets
@@ -656,7 +704,21 @@ type ListPetsResponse401Headers struct {
 
 // ListPetsResponse429Headers the declared response headers of an HTTP 429 response for ListPets
 type ListPetsResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// ListPetsResponse500Headers the declared response headers of an HTTP 500 response for ListPets
+type ListPetsResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListPetsResponse503Headers the declared response headers of an HTTP 503 response for ListPets
+type ListPetsResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type ListPetsResponse struct {
@@ -678,10 +740,16 @@ type ListPetsResponse struct {
 	Headers200 *ListPetsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPetsResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPetsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPetsResponse401Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPetsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPetsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -745,7 +813,15 @@ func (r ListPetsResponse) ContentType() string {
 
 // CreatePetResponse201Headers the declared response headers of an HTTP 201 response for CreatePet
 type CreatePetResponse201Headers struct {
-	Location *string
+	Location        *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse400Headers the declared response headers of an HTTP 400 response for CreatePet
+type CreatePetResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // CreatePetResponse401Headers the declared response headers of an HTTP 401 response for CreatePet
@@ -753,9 +829,35 @@ type CreatePetResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// CreatePetResponse413Headers the declared response headers of an HTTP 413 response for CreatePet
+type CreatePetResponse413Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse415Headers the declared response headers of an HTTP 415 response for CreatePet
+type CreatePetResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // CreatePetResponse429Headers the declared response headers of an HTTP 429 response for CreatePet
 type CreatePetResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// CreatePetResponse500Headers the declared response headers of an HTTP 500 response for CreatePet
+type CreatePetResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse503Headers the declared response headers of an HTTP 503 response for CreatePet
+type CreatePetResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type CreatePetResponse struct {
@@ -779,10 +881,20 @@ type CreatePetResponse struct {
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePetResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePetResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePetResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreatePetResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePetResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreatePetResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePetResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -856,17 +968,27 @@ func (r CreatePetResponse) ContentType() string {
 
 // GetPetResponse200Headers the declared response headers of an HTTP 200 response for GetPet
 type GetPetResponse200Headers struct {
-	Deprecation *string
-	ETag        string
-	Link        *string
-	Sunset      *string
+	Deprecation     *string
+	ETag            string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	Sunset          *string
 }
 
 // GetPetResponse304Headers the declared response headers of an HTTP 304 response for GetPet
 type GetPetResponse304Headers struct {
-	Deprecation *string
-	ETag        string
-	Sunset      *string
+	Deprecation     *string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	Sunset          *string
+}
+
+// GetPetResponse400Headers the declared response headers of an HTTP 400 response for GetPet
+type GetPetResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // GetPetResponse401Headers the declared response headers of an HTTP 401 response for GetPet
@@ -874,9 +996,35 @@ type GetPetResponse401Headers struct {
 	WWWAuthenticate *string
 }
 
+// GetPetResponse404Headers the declared response headers of an HTTP 404 response for GetPet
+type GetPetResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetPetResponse410Headers the declared response headers of an HTTP 410 response for GetPet
+type GetPetResponse410Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
 // GetPetResponse429Headers the declared response headers of an HTTP 429 response for GetPet
 type GetPetResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// GetPetResponse500Headers the declared response headers of an HTTP 500 response for GetPet
+type GetPetResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetPetResponse503Headers the declared response headers of an HTTP 503 response for GetPet
+type GetPetResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type GetPetResponse struct {
@@ -902,10 +1050,20 @@ type GetPetResponse struct {
 	Headers200 *GetPetResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPetResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPetResponse401Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPetResponse404Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *GetPetResponse410Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPetResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPetResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1024,7 +1182,7 @@ func (c *ClientWithResponses) CreatePetWithResponse(ctx context.Context, body Cr
 
 // GetPetWithResponse Fetch one animal (deprecated)
 //
-// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1117,6 +1275,20 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.Link = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPetsResponse304Headers
@@ -1127,7 +1299,38 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPetsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListPetsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -1140,6 +1343,20 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 		response.Headers401 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPetsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1148,6 +1365,40 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPetsResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPetsResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -1235,7 +1486,38 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePetResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreatePetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -1246,8 +1528,56 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePetResponse413Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreatePetResponse415Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreatePetResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1256,6 +1586,40 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreatePetResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePetResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -1360,6 +1724,20 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.Link = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1384,6 +1762,20 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1392,6 +1784,23 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			headers.Sunset = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPetResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
@@ -1402,8 +1811,56 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			headers.WWWAuthenticate = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPetResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 410:
+		var headers GetPetResponse410Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPetResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1412,6 +1869,40 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPetResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPetResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
