@@ -47,5 +47,5 @@ func BenchmarkAuthenticatedNotFound(b *testing.B) {
 // BenchmarkGetPet is the deprecated fetch of one pet, counted per key.
 func BenchmarkGetPet(b *testing.B) { benchRequest(b, "GET", "/v1/pets/1", http.StatusOK) }
 
-// BenchmarkListPets is a one-pet page.
-func BenchmarkListPets(b *testing.B) { benchRequest(b, "GET", "/v1/pets?limit=1", http.StatusOK) }
+// BenchmarkListOnePet is a one-pet page.
+func BenchmarkListOnePet(b *testing.B) { benchRequest(b, "GET", "/v1/pets?limit=1", http.StatusOK) }

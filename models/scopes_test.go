@@ -282,18 +282,7 @@ func TestNoteDeprecatedCall(t *testing.T) {
 		s.SetClock(c.now)
 		k, key := createKey(t, s, "partner")
 		other, _ := createKey(t, s, "other")
-		steps := []struct {
-			name  string
-			after time.Duration
-			want  time.Time
-		}{
-			{"first call is written", 0, t0},
-			{"30 s later keeps it", 30 * time.Second, t0},
-			{"59 s later keeps it", 59 * time.Second, t0},
-			{"61 s later updates it", 61 * time.Second, t0.Add(61 * time.Second)},
-			{"an hour later updates it", time.Hour, t0.Add(time.Hour)},
-		}
-		for _, st := range steps {
+		for _, st := range onceAMinute {
 			c.t = t0.Add(st.after)
 			// As the API does: the key as authentication returned it.
 			got, err := s.Authenticate(ctx, key)
