@@ -58,6 +58,7 @@ func (a *API) authorize(c *gin.Context, need models.Scopes) {
 	c.Set(keyContext, k)
 	if err := k.Require(need); err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="petstore", error="insufficient_scope", scope="`+need.String()+`"`)
+		a.rateLimitHeaders(c, k)
 		writeError(c, a.log, err)
 		return
 	}

@@ -91,7 +91,7 @@ func TestScopes(t *testing.T) {
 }
 
 // A refusal for scope comes before the rate limit: it does not spend the
-// key's quota.
+// key's quota, and states it.
 func TestScopeRefusalSpendsNoQuota(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
@@ -104,6 +104,13 @@ func TestScopeRefusalSpendsNoQuota(t *testing.T) {
 			r := o.do("POST", "/v1/pets", key, `{"name":"Rex","categoryId":1}`)
 			if r.Status != http.StatusForbidden {
 				t.Fatalf("refused create %d: status %d, want 403; body %s", i+1, r.Status, r.Body)
+			}
+			// Every answer to an accepted key states its quota, untouched.
+			if got, want := r.Header.Get("RateLimit"), `"default";r=2;t=1000`; got != want {
+				t.Fatalf("refused create %d: RateLimit %q, want %q", i+1, got, want)
+			}
+			if got := r.Header.Get("RateLimit-Policy"); got == "" {
+				t.Fatalf("refused create %d: no RateLimit-Policy", i+1)
 			}
 		}
 		for i := range 2 {

@@ -20,6 +20,7 @@ import (
 const (
 	ErrorCodeConflict             ErrorCode = "conflict"
 	ErrorCodeGone                 ErrorCode = "gone"
+	ErrorCodeInsufficientScope    ErrorCode = "insufficient_scope"
 	ErrorCodeInternal             ErrorCode = "internal"
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
@@ -37,6 +38,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeConflict:
 		return true
 	case ErrorCodeGone:
+		return true
+	case ErrorCodeInsufficientScope:
 		return true
 	case ErrorCodeInternal:
 		return true
@@ -169,6 +172,11 @@ type BadRequest = Error
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Gone = Error
+
+// InsufficientScope The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
+type InsufficientScope = Error
 
 // NotFound The body of every error response.
 //
@@ -305,14 +313,14 @@ type ClientInterface interface {
 
 	// ListPets List animals
 	//
-	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 	//
 	// Corresponds with GET /pets (the `ListPets` operationId).
 	ListPets(ctx context.Context, params *ListPetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePetWithBody Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -321,7 +329,7 @@ type ClientInterface interface {
 
 	// CreatePet Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -330,7 +338,7 @@ type ClientInterface interface {
 
 	// GetPet Fetch one animal (deprecated)
 	//
-	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 	//
 	// Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 	//
@@ -340,7 +348,7 @@ type ClientInterface interface {
 
 // ListPets List animals
 //
-// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 //
 // Corresponds with GET /pets (the `ListPets` operationId).
 func (c *Client) ListPets(ctx context.Context, params *ListPetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -357,7 +365,7 @@ func (c *Client) ListPets(ctx context.Context, params *ListPetsParams, reqEditor
 
 // CreatePetWithBody Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes any type of body and a specified content type.
 //
@@ -376,7 +384,7 @@ func (c *Client) CreatePetWithBody(ctx context.Context, contentType string, body
 
 // CreatePet Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -395,7 +403,7 @@ func (c *Client) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, r
 
 // GetPet Fetch one animal (deprecated)
 //
-// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 //
 // Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 // Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
@@ -639,7 +647,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListPetsWithResponse List animals
 	//
-	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -648,7 +656,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePetWithBodyWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -657,7 +665,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePetWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -666,7 +674,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPetWithResponse Fetch one animal (deprecated)
 	//
-	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -699,7 +707,14 @@ type ListPetsResponse400Headers struct {
 
 // ListPetsResponse401Headers the declared response headers of an HTTP 401 response for ListPets
 type ListPetsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// ListPetsResponse403Headers the declared response headers of an HTTP 403 response for ListPets
+type ListPetsResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
 }
 
 // ListPetsResponse429Headers the declared response headers of an HTTP 429 response for ListPets
@@ -730,6 +745,8 @@ type ListPetsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -744,6 +761,8 @@ type ListPetsResponse struct {
 	Headers400 *ListPetsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPetsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPetsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPetsResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -765,6 +784,11 @@ func (r ListPetsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPetsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPetsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -826,7 +850,14 @@ type CreatePetResponse400Headers struct {
 
 // CreatePetResponse401Headers the declared response headers of an HTTP 401 response for CreatePet
 type CreatePetResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// CreatePetResponse403Headers the declared response headers of an HTTP 403 response for CreatePet
+type CreatePetResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
 }
 
 // CreatePetResponse413Headers the declared response headers of an HTTP 413 response for CreatePet
@@ -869,6 +900,8 @@ type CreatePetResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -885,6 +918,8 @@ type CreatePetResponse struct {
 	Headers400 *CreatePetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePetResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePetResponse403Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreatePetResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -910,6 +945,11 @@ func (r CreatePetResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreatePetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePetResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -993,7 +1033,14 @@ type GetPetResponse400Headers struct {
 
 // GetPetResponse401Headers the declared response headers of an HTTP 401 response for GetPet
 type GetPetResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// GetPetResponse403Headers the declared response headers of an HTTP 403 response for GetPet
+type GetPetResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
 }
 
 // GetPetResponse404Headers the declared response headers of an HTTP 404 response for GetPet
@@ -1036,6 +1083,8 @@ type GetPetResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON410 the response for an HTTP 410 `application/json` response
@@ -1054,6 +1103,8 @@ type GetPetResponse struct {
 	Headers400 *GetPetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPetResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPetResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetPetResponse404Headers
 	// Headers410 the parsed response headers for an HTTP 410 response
@@ -1079,6 +1130,11 @@ func (r GetPetResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetPetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPetResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -1137,7 +1193,7 @@ func (r GetPetResponse) ContentType() string {
 
 // ListPetsWithResponse List animals
 //
-// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1152,7 +1208,7 @@ func (c *ClientWithResponses) ListPetsWithResponse(ctx context.Context, params *
 
 // CreatePetWithBodyWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1167,7 +1223,7 @@ func (c *ClientWithResponses) CreatePetWithBodyWithResponse(ctx context.Context,
 
 // CreatePetWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1182,7 +1238,7 @@ func (c *ClientWithResponses) CreatePetWithResponse(ctx context.Context, body Cr
 
 // GetPetWithResponse Fetch one animal (deprecated)
 //
-// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1234,6 +1290,13 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -1335,12 +1398,36 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 		var headers ListPetsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPetsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPetsResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -1439,6 +1526,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1522,12 +1616,36 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 		var headers CreatePetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePetResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePetResponse413Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -1662,6 +1780,13 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -1805,12 +1930,36 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 		var headers GetPetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPetResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetPetResponse404Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
