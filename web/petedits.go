@@ -195,7 +195,7 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 		c.Redirect(http.StatusSeeOther, back)
 		return
 	}
-	ui.bulkAnswer(c, http.StatusOK, back, summary, templates.Flash{})
+	ui.bulkAnswer(c, http.StatusOK, back, ch.Status, summary, templates.Flash{})
 }
 
 // bulkRefused answers a bulk change refused whole (nothing selected, more
@@ -203,7 +203,7 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 func (ui *Web) bulkRefused(c *gin.Context, back, msg string) {
 	fl := templates.Flash{Kind: "error", Text: msg}
 	if isHTMX(c) {
-		ui.bulkAnswer(c, http.StatusUnprocessableEntity, back, "", fl)
+		ui.bulkAnswer(c, http.StatusUnprocessableEntity, back, models.Status(c.PostForm("status")), "", fl)
 		return
 	}
 	l := listingOf(back)
@@ -220,14 +220,15 @@ func (ui *Web) bulkRefused(c *gin.Context, back, msg string) {
 }
 
 // bulkAnswer answers an htmx bulk change: the page of the list the browser
-// shows, read again, the summary in its live region, and the flash.
-func (ui *Web) bulkAnswer(c *gin.Context, status int, back, summary string, fl templates.Flash) {
+// shows, read again with the status chosen kept, the summary in its live
+// region, and the flash.
+func (ui *Web) bulkAnswer(c *gin.Context, status int, back string, chosen models.Status, summary string, fl templates.Flash) {
 	table, err := ui.petTable(c, listingOf(back), 0)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
-	table.FocusBulk = true
+	table.FocusBulk, table.BulkStatus = true, string(chosen)
 	ui.render(c, status, templates.BulkResponse(table, summary, fl))
 }
 
