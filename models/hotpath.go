@@ -228,6 +228,11 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 // its audit event, so a pet is never stored without its record, and the
 // answer comes only after the commit.
 func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
+	return s.createPet(ctx, np, actor, nil)
+}
+
+// createPet is CreatePet, and CreatePetOnce when once is not nil.
+func (s *Store) createPet(ctx context.Context, np NewPet, actor string, once *onceCreate) (Pet, error) {
 	h, err := s.hot(ctx)
 	if err != nil {
 		return Pet{}, err
@@ -238,6 +243,7 @@ func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, er
 		actor:  actor,
 		detail: createdDetail(np),
 		done:   make(chan createResult, 1),
+		once:   once,
 	}
 	if err := s.creates.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
 		return Pet{}, s.dbErr("create pet", err)
@@ -266,6 +272,7 @@ type createRequest struct {
 	pet           Pet // its ID is set once written
 	actor, detail string
 	done          chan createResult
+	once          *onceCreate // its idempotency key's claim, if it has one (idempotency.go)
 }
 
 // createResult tells a waiting create that it was written (or why not), or
@@ -434,6 +441,11 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
 			return err
 		}
+		if r.once != nil {
+			if err := s.finishOnceSQLite(ctx, tx, r); err != nil {
+				return err
+			}
+		}
 	}
 	return tx.Commit()
 }
@@ -469,7 +481,8 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 			return err
 		}
 		// One entry per statement: START, each pet's and its SET, the
-		// words, the events, COMMIT.
+		// words, the events, COMMIT (or the idempotency claims' checks,
+		// and commitOnceMySQL commits).
 		ids := res.(mysql.Result).AllLastInsertIds()
 		if len(ids) != stmts+1 {
 			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), stmts+1)
@@ -479,7 +492,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 				return fmt.Errorf("create pets: no id for pet %d of %d", i+1, len(batch))
 			}
 		}
-		return nil
+		return commitOnceMySQL(ctx, dc, res, batch)
 	})
 	if err != nil {
 		if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil {
@@ -546,8 +559,7 @@ func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int
 		q.WriteString("(?, ?, ?, ?, " + petID[i] + ", ?)")
 		arg(r.pet.CreatedAt, r.actor, ActionPetCreated, TargetPet, r.detail)
 	}
-	q.WriteString("; COMMIT")
-	stmts++
+	stmts += endCreatesSQL(&q, arg, batch)
 	return q.String(), args, petStmt, stmts
 }
 

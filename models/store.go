@@ -101,6 +101,8 @@ type Store struct {
 	creates createQueue
 	// stmts are the partner API's prepared statements (hotpath.go).
 	stmts hotStatements
+	// idem holds what idempotency keys need (idempotency.go).
+	idem idempotency
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -495,6 +497,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	s.idem.close()
 	s.closeHot()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()

@@ -1,0 +1,35 @@
+package models
+
+import (
+	"context"
+	"fmt"
+)
+
+// CreatePetsTogether writes the creates as one batch of the group commit
+// (one transaction, unless one of them fails), creates[i] with claims[i]
+// when it is not nil, and returns each one's pet and error: tests of the
+// batch path cannot rely on concurrent creates landing in one batch.
+func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims []*IdempotencyClaim, respond func(Pet) StoredResponse) ([]Pet, []error) {
+	h, err := s.hot(ctx)
+	if err != nil {
+		panic(err)
+	}
+	batch := make([]*createRequest, len(creates))
+	now := s.now()
+	for i, np := range creates {
+		batch[i] = &createRequest{pet: Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now},
+			actor: "together", detail: fmt.Sprintf("name=%q", np.Name), done: make(chan createResult, 1)}
+		if claims[i] != nil {
+			batch[i].once = &onceCreate{claim: claims[i], respond: respond}
+		}
+	}
+	s.writeCreates(h, batch)
+	pets, errs := make([]Pet, len(batch)), make([]error, len(batch))
+	for i, r := range batch {
+		errs[i] = (<-r.done).err
+		if errs[i] == nil {
+			pets[i] = r.pet
+		}
+	}
+	return pets, errs
+}

@@ -1,0 +1,477 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Idempotency keys make a partner's create safe to retry (the IETF httpapi
+// draft "The Idempotency-Key HTTP Header Field", with Stripe's semantics).
+// A request that sends a key first claims it: a pending row in
+// idempotency_keys, scoped to the calling API key. Its pet is then written
+// with the row made done (the answer's status, body and Location) in the
+// same transaction, whether the create goes through the group commit
+// alone or with others (hotpath.go): either both are stored or neither, so
+// a create whose answer was lost is replayed, never made twice. A create
+// that fails gives the key back (ReleaseIdempotencyKey): only answers that
+// were committed are remembered, never a 5xx, so a retry after a 503 can
+// still succeed. A pending row whose request died with its instance is
+// taken over once its lease has passed; the request that held it can then
+// no longer finish (its transaction checks that it still owns the row).
+// Creates without a key do none of this.
+
+// The codes of idempotency keys (statuses in package httpcode).
+const (
+	// CodeIdempotencyKeyInUse: the first request with this key is still
+	// being processed (409).
+	CodeIdempotencyKeyInUse Code = "idempotency_key_in_use"
+	// CodeIdempotencyKeyMismatch: the key was used with another request
+	// (422).
+	CodeIdempotencyKeyMismatch Code = "idempotency_key_mismatch"
+)
+
+const (
+	// IdempotencyTTL is how long a key is remembered after its first use.
+	IdempotencyTTL = 24 * time.Hour
+	// idempotencyLease is how long a pending key belongs to the request that
+	// claimed it. Past it, that request is taken for dead (its instance
+	// stopped) and a retry may take the key over. A create is answered far
+	// sooner: its batch's transaction is bounded by createTimeout.
+	idempotencyLease = time.Minute
+	// idempotencyPurgeEvery is how often an instance deletes expired keys,
+	// at most; idempotencyPurgeBatch bounds each DELETE.
+	idempotencyPurgeEvery = time.Minute
+	idempotencyPurgeBatch = 1000
+	// idempotencyReleaseEvery is how often a claim that could not be given
+	// back (the database was away) is tried again, until its lease ends.
+	idempotencyReleaseEvery = 250 * time.Millisecond
+)
+
+var (
+	errKeyInUse = &Error{Code: CodeIdempotencyKeyInUse, RetryAfter: time.Second,
+		Message: "A request with this Idempotency-Key is still being processed; retry it in a moment."}
+	errKeyMismatch = &Error{Code: CodeIdempotencyKeyMismatch,
+		Message: "This Idempotency-Key was already used with a different request in the last 24 hours; send a new key for a new animal."}
+)
+
+// StoredResponse is the answer remembered for an idempotency key and
+// replayed to each repeat of its request.
+type StoredResponse struct {
+	Status   int
+	Body     []byte
+	Location string
+}
+
+// IdempotencyClaim is one request's hold on a pending key.
+type IdempotencyClaim struct {
+	apiKeyID int64
+	keyHash  string
+	owner    string // random, so that a taken-over claim cannot finish
+	stmts    *idempotencyStatements
+}
+
+// onceCreate is what a create with an idempotency key adds to its
+// createRequest: the claim to finish with the pet, and how to render the
+// answer to remember once the pet has its id.
+type onceCreate struct {
+	claim   *IdempotencyClaim
+	respond func(Pet) StoredResponse
+}
+
+// idempotency is the Store's state for idempotency keys: statements
+// prepared on first use, background work (purges, delayed releases) that
+// Close waits for, and when this instance last purged.
+type idempotency struct {
+	mu       sync.Mutex
+	stmts    *idempotencyStatements
+	quit     chan struct{} // closed by close
+	closed   bool
+	work     sync.WaitGroup
+	purgedAt atomic.Int64 // unix nanoseconds
+}
+
+// idempotencyStatements are prepared on the primary (SQLite's writer), but
+// get, on SQLite's readers.
+type idempotencyStatements struct {
+	insert, get, takeOver, release, finish *sql.Stmt
+}
+
+const (
+	claimSQL    = "INSERT INTO idempotency_keys (api_key_id, key_hash, request_hash, owner, locked_at, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)"
+	getClaimSQL = "SELECT request_hash, status, body, location, locked_at, expires_at FROM idempotency_keys WHERE api_key_id = ? AND key_hash = ?"
+	// takeOverSQL claims a key that expired, or whose pending request is
+	// past its lease; the condition is checked on the row as it then is,
+	// so of two requests taking it over one wins.
+	takeOverSQL = "UPDATE idempotency_keys SET request_hash = ?, owner = ?, status = NULL, body = NULL, location = NULL, locked_at = ?, created_at = ?, expires_at = ?" +
+		" WHERE api_key_id = ? AND key_hash = ? AND (expires_at <= ? OR (status IS NULL AND locked_at <= ?))"
+	releaseSQL = "DELETE FROM idempotency_keys WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL"
+	// finishSQL makes a claim done on SQLite, in its pet's transaction.
+	finishSQL = "UPDATE idempotency_keys SET status = ?, body = ?, location = ?, owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL"
+)
+
+// idempotencyStatements returns the prepared statements, preparing them on
+// first use; a failure (the database away) is not kept.
+func (s *Store) idempotencyStatements(ctx context.Context) (*idempotencyStatements, error) {
+	i := &s.idem
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stmts != nil {
+		return i.stmts, nil
+	}
+	if i.closed {
+		return nil, s.dbErr("prepare idempotency statements", sql.ErrConnDone)
+	}
+	ctx = context.WithoutCancel(ctx)
+	var st idempotencyStatements
+	var err error
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		db    *sql.DB
+		query string
+	}{
+		{&st.insert, s.sqlDB, claimSQL}, {&st.get, s.readDB, getClaimSQL}, {&st.takeOver, s.sqlDB, takeOverSQL},
+		{&st.release, s.sqlDB, releaseSQL}, {&st.finish, s.sqlDB, finishSQL},
+	} {
+		if err == nil {
+			*p.dst, err = p.db.PrepareContext(ctx, p.query)
+		}
+	}
+	if err != nil {
+		st.close()
+		return nil, s.dbErr("prepare idempotency statements", err)
+	}
+	i.stmts = &st
+	return i.stmts, nil
+}
+
+func (st *idempotencyStatements) close() {
+	for _, s := range []*sql.Stmt{st.insert, st.get, st.takeOver, st.release, st.finish} {
+		if s != nil {
+			s.Close()
+		}
+	}
+}
+
+// goBackground runs fn in the background unless the store is closed; fn
+// should return when quit is closed.
+func (i *idempotency) goBackground(fn func(quit <-chan struct{})) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return
+	}
+	if i.quit == nil {
+		i.quit = make(chan struct{})
+	}
+	i.work.Add(1)
+	go func(quit <-chan struct{}) {
+		defer i.work.Done()
+		fn(quit)
+	}(i.quit)
+}
+
+// close stops the background work, waits for it and closes the statements.
+func (i *idempotency) close() {
+	i.mu.Lock()
+	i.closed = true
+	if i.quit != nil {
+		close(i.quit)
+	}
+	i.mu.Unlock()
+	i.work.Wait()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.stmts != nil {
+		i.stmts.close()
+		i.stmts = nil
+	}
+}
+
+// hashHex is the hex SHA-256 of b.
+func hashHex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ClaimIdempotencyKey claims key for a request of the API key apiKeyID;
+// request identifies what it asks (the same request must give the same
+// bytes). The first request with a key, or one after it expired, gets the
+// claim, and must then either create with it (CreatePetOnce) or give it
+// back (ReleaseIdempotencyKey). A repeat of a finished request gets its
+// stored answer; a different request with the key is refused with
+// CodeIdempotencyKeyMismatch, a repeat while the first still runs with
+// CodeIdempotencyKeyInUse (RetryAfter set).
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, apiKeyID int64, key string, request []byte) (*IdempotencyClaim, *StoredResponse, error) {
+	st, err := s.idempotencyStatements(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.purgeIdempotencyKeysSometimes()
+	c := &IdempotencyClaim{apiKeyID: apiKeyID, keyHash: hashHex([]byte(key)), owner: rand.Text(), stmts: st}
+	requestHash := hashHex(request)
+	// A row that changes between the INSERT and the look at it (given
+	// back, purged, finished, taken over by another) is looked at again.
+	for range 3 {
+		now := s.now().Truncate(time.Microsecond)
+		err := retry(ctx, func() error {
+			_, err := st.insert.ExecContext(ctx, apiKeyID, c.keyHash, requestHash, c.owner, now, now, now.Add(IdempotencyTTL))
+			return err
+		})
+		if err == nil {
+			return c, nil, nil
+		}
+		if !isDuplicate(err) {
+			return nil, nil, s.dbErr("claim idempotency key", err)
+		}
+		replay, taken, err := s.claimExisting(ctx, st, c, requestHash, now)
+		if err != nil || replay != nil {
+			return nil, replay, err
+		}
+		if taken {
+			return c, nil, nil
+		}
+	}
+	return nil, nil, errKeyInUse
+}
+
+// claimExisting decides on a key that has a row: its stored answer, a
+// refusal, or taking it over when it expired or its request is past its
+// lease (taken). Neither (nil, false, nil): the row changed meanwhile.
+func (s *Store) claimExisting(ctx context.Context, st *idempotencyStatements, c *IdempotencyClaim, requestHash string, now time.Time) (*StoredResponse, bool, error) {
+	var (
+		rowHash             string
+		status              sql.NullInt64
+		body                []byte
+		location            sql.NullString
+		lockedAt, expiresAt time.Time
+	)
+	err := st.get.QueryRowContext(ctx, c.apiKeyID, c.keyHash).Scan(&rowHash, &status, &body, &location, &lockedAt, &expiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, s.dbErr("read idempotency key", err)
+	}
+	if expiresAt.After(now) {
+		switch {
+		case rowHash != requestHash:
+			return nil, false, errKeyMismatch
+		case status.Valid:
+			return &StoredResponse{Status: int(status.Int64), Body: body, Location: location.String}, false, nil
+		case lockedAt.After(now.Add(-idempotencyLease)):
+			return nil, false, errKeyInUse
+		}
+	}
+	var res sql.Result
+	err = retry(ctx, func() (err error) {
+		res, err = st.takeOver.ExecContext(ctx, requestHash, c.owner, now, now, now.Add(IdempotencyTTL),
+			c.apiKeyID, c.keyHash, now, now.Add(-idempotencyLease))
+		return err
+	})
+	if err != nil {
+		return nil, false, s.dbErr("take over idempotency key", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return nil, false, s.dbErr("take over idempotency key", err)
+	}
+	return nil, n == 1, nil
+}
+
+// CreatePetOnce is CreatePet for a request holding claim: the claim is
+// made done, with the answer respond renders for the stored pet, in the
+// pet's own transaction. If the claim was taken over meanwhile (its lease
+// passed), nothing is stored and the error has CodeIdempotencyKeyInUse.
+func (s *Store) CreatePetOnce(ctx context.Context, np NewPet, actor string, claim *IdempotencyClaim, respond func(Pet) StoredResponse) (Pet, error) {
+	return s.createPet(ctx, np, actor, &onceCreate{claim: claim, respond: respond})
+}
+
+// errClaimLost is the failure of a create whose claim was taken over.
+var errClaimLost = &Error{Code: CodeIdempotencyKeyInUse, RetryAfter: time.Second,
+	Message: "This request took too long and another request with its Idempotency-Key took over; retry it to get that request's answer."}
+
+// finishOnceSQLite makes r's claim done in tx, the transaction that
+// stores its pet (SQLite's insertCreates).
+func (s *Store) finishOnceSQLite(ctx context.Context, tx *sql.Tx, r *createRequest) error {
+	c, a := r.once.claim, r.once.respond(r.pet)
+	res, err := tx.StmtContext(ctx, c.stmts.finish).ExecContext(ctx, a.Status, a.Body, a.Location, c.apiKeyID, c.keyHash, c.owner)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return errors.Join(errClaimLost, err)
+	}
+	return nil
+}
+
+// endCreatesSQL ends the text of a MySQL batch (createsSQL) and returns
+// how many statements it wrote: COMMIT, when no create of the batch has an
+// idempotency key. Otherwise one UPDATE per claim, which changes its row
+// only if the claim still holds it (and locks it), and no COMMIT:
+// commitOnceMySQL checks what they changed, stores the answers and commits.
+func endCreatesSQL(q *strings.Builder, arg func(...any), batch []*createRequest) int {
+	n := 0
+	for _, r := range batch {
+		if r.once != nil {
+			q.WriteString("; UPDATE idempotency_keys SET owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL")
+			arg(r.once.claim.apiKeyID, r.once.claim.keyHash, r.once.claim.owner)
+			n++
+		}
+	}
+	if n == 0 {
+		q.WriteString("; COMMIT")
+		return 1
+	}
+	return n
+}
+
+// commitOnceMySQL finishes a batch sent by insertCreatesMySQL when it
+// holds creates with idempotency keys: res is its result, whose last
+// statements are the claims' UPDATEs (endCreatesSQL). If each changed its
+// row, a second round trip stores the answers and commits; otherwise the
+// error is returned and the caller rolls back. A batch without keys was
+// committed already.
+func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*createRequest) error {
+	claims := 0
+	for _, r := range batch {
+		if r.once != nil {
+			claims++
+		}
+	}
+	if claims == 0 {
+		return nil
+	}
+	affected := res.(mysql.Result).AllRowsAffected()
+	k := len(affected) - claims
+	for _, r := range batch {
+		if r.once == nil {
+			continue
+		}
+		if k < 0 || affected[k] != 1 {
+			return errClaimLost
+		}
+		k++
+	}
+	var q strings.Builder
+	var args []driver.NamedValue
+	for _, r := range batch {
+		if r.once == nil {
+			continue
+		}
+		c, a := r.once.claim, r.once.respond(r.pet)
+		q.WriteString("UPDATE idempotency_keys SET status = ?, body = ?, location = ? WHERE api_key_id = ? AND key_hash = ?; ")
+		for _, v := range []any{int64(a.Status), a.Body, a.Location, c.apiKeyID, c.keyHash} {
+			args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
+		}
+	}
+	q.WriteString("COMMIT")
+	if _, err := dc.(driver.ExecerContext).ExecContext(ctx, q.String(), args); err != nil {
+		return fmt.Errorf("store idempotent answers: %w", err)
+	}
+	return nil
+}
+
+// ReleaseIdempotencyKey gives back a claim whose create failed, so that a
+// retry of the request can create. It does nothing to a claim that was
+// finished (its create was stored although it reported a failure: a retry
+// gets the stored answer) or taken over. When the database is away the
+// release is tried again in the background until the claim's lease ends.
+func (s *Store) ReleaseIdempotencyKey(c *IdempotencyClaim) {
+	if s.releaseClaim(c) == nil {
+		return
+	}
+	deadline := time.Now().Add(idempotencyLease)
+	s.idem.goBackground(func(quit <-chan struct{}) {
+		t := time.NewTicker(idempotencyReleaseEvery)
+		defer t.Stop()
+		for time.Now().Before(deadline) {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			if s.releaseClaim(c) == nil {
+				return
+			}
+		}
+	})
+}
+
+// releaseClaim deletes c's row if c still holds it pending.
+func (s *Store) releaseClaim(c *IdempotencyClaim) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return retry(ctx, func() error {
+		_, err := c.stmts.release.ExecContext(ctx, c.apiKeyID, c.keyHash, c.owner)
+		return err
+	})
+}
+
+// PurgeIdempotencyKeys deletes the keys past their 24 hours, at most
+// idempotencyPurgeBatch rows per statement, until none is left, and
+// returns how many it deleted.
+func (s *Store) PurgeIdempotencyKeys(ctx context.Context) (int64, error) {
+	// SQLite has DELETE ... LIMIT only when built with an option.
+	query := "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)"
+	if s.driver == DriverMySQL {
+		query = "DELETE FROM idempotency_keys WHERE expires_at <= ? LIMIT ?"
+	}
+	now := s.now()
+	var total int64
+	for {
+		var res sql.Result
+		err := retry(ctx, func() (err error) {
+			res, err = s.sqlDB.ExecContext(ctx, query, now, idempotencyPurgeBatch)
+			return err
+		})
+		if err != nil {
+			return total, s.dbErr("purge idempotency keys", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, s.dbErr("purge idempotency keys", err)
+		}
+		total += n
+		if n < idempotencyPurgeBatch {
+			return total, nil
+		}
+	}
+}
+
+// purgeIdempotencyKeysSometimes purges expired keys in the background, at
+// most once per idempotencyPurgeEvery on this instance. It runs only when
+// keys are used, so requests without one never pay for it; keys that
+// expired and were not purged yet count as absent.
+func (s *Store) purgeIdempotencyKeysSometimes() {
+	now := s.now().UnixNano()
+	last := s.idem.purgedAt.Load()
+	if now-last < int64(idempotencyPurgeEvery) || !s.idem.purgedAt.CompareAndSwap(last, now) {
+		return
+	}
+	s.idem.goBackground(func(quit <-chan struct{}) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		go func() {
+			select {
+			case <-quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if _, err := s.PurgeIdempotencyKeys(ctx); err != nil {
+			s.log.Warn("could not purge expired idempotency keys", "error", err)
+		}
+	})
+}
