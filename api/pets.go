@@ -92,8 +92,14 @@ func (a *API) nextLink(q models.PetQuery, lastID int64) string {
 	return string(b)
 }
 
-// createPet answers POST /v1/pets.
+// createPet answers POST /v1/pets; with an Idempotency-Key, createPetOnce
+// creates (a request without one does no more work than before keys).
 func (a *API) createPet(c *gin.Context) {
+	key, err := idempotencyKey(c.Request.Header)
+	if err != nil {
+		writeError(c, a.log, err)
+		return
+	}
 	body, err := readJSONBody(c)
 	if err != nil {
 		writeError(c, a.log, err)
@@ -107,6 +113,10 @@ func (a *API) createPet(c *gin.Context) {
 	np, err := in.Validate()
 	if err != nil {
 		writeError(c, a.log, err)
+		return
+	}
+	if key != "" {
+		a.createPetOnce(c, key, np)
 		return
 	}
 	p, err := a.store.CreatePet(c.Request.Context(), np, actor(c))

@@ -44,6 +44,10 @@ var statuses = map[models.Code]int{
 
 	// An API key without the scope a request needs (RFC 6750 section 3.1).
 	models.CodeInsufficientScope: http.StatusForbidden,
+
+	// Idempotency-Key on POST /v1/pets.
+	models.CodeIdempotencyKeyInUse:    http.StatusConflict,
+	models.CodeIdempotencyKeyMismatch: http.StatusUnprocessableEntity,
 }
 
 // Status returns the HTTP status of code: 500 for a code not in the table

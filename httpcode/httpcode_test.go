@@ -28,6 +28,8 @@ func TestStatus(t *testing.T) {
 		{models.CodeRateLimited, http.StatusTooManyRequests},
 		{models.CodeInternal, http.StatusInternalServerError},
 		{models.CodeUnavailable, http.StatusServiceUnavailable},
+		{models.CodeIdempotencyKeyInUse, http.StatusConflict},
+		{models.CodeIdempotencyKeyMismatch, http.StatusUnprocessableEntity},
 		{"no_such_code", http.StatusInternalServerError},
 		{"", http.StatusInternalServerError},
 	}
