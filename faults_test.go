@@ -427,9 +427,12 @@ func TestStartup(t *testing.T) {
 }
 
 // TestNoLostWrites creates pets from several goroutines while MariaDB is
-// stopped and started again, twice. Every create answered 201 must be found
-// afterwards; every failure must be a 503 unavailable and leave the pet
-// either wholly absent or wholly present (the pet and its audit event).
+// stopped and started again, twice. Each create carries an Idempotency-Key
+// and is retried with it until it is answered 201, as a careful partner
+// would. Every failure must be a 503 unavailable (or a 409 while the key's
+// first request is still held); every create must end up stored exactly
+// once (no duplicate from a retry whose first attempt had committed, no
+// create answered 201 and lost), whole (the pet and its audit event).
 func TestNoLostWrites(t *testing.T) {
 	// Not parallel: it stops the MariaDB server all tests share.
 	const (
@@ -447,13 +450,53 @@ func TestNoLostWrites(t *testing.T) {
 	}
 	var (
 		mu        sync.Mutex
-		created   = map[int64]string{} // id -> name of every 201
-		failed    []failure
-		attempted atomic.Int64
-		succeeded atomic.Int64
+		created   = map[int64]string{} // id -> name of every create, once answered 201
+		failed    []failure            // every failed request
+		attempted atomic.Int64         // creates started
+		succeeded atomic.Int64         // creates answered 201
+		retried   atomic.Int64         // creates that needed more than one request
+		replayed  atomic.Int64         // creates whose 201 was a replay: a failed attempt had been stored
 		stop      = make(chan struct{})
 		wg        sync.WaitGroup
 	)
+	// create sends one create until it is answered 201 (a minute at most),
+	// with the same key each time.
+	create := func(name string) {
+		body, _ := json.Marshal(map[string]any{"name": name, "categoryId": 7})
+		header := http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"nlw-key-" + name}}
+		deadline := time.Now().Add(time.Minute)
+		for try := 0; ; try++ {
+			r := partner.do(http.MethodPost, "/v1/pets", header, string(body))
+			if r.err == nil && r.status == http.StatusCreated {
+				var pet api.Pet
+				if err := json.Unmarshal(r.body, &pet); err != nil || pet.Name != name {
+					t.Errorf("create %q: 201 with body %s", name, r.body)
+				}
+				if try > 0 {
+					retried.Add(1)
+				}
+				if r.header.Get("Idempotent-Replayed") == "true" {
+					replayed.Add(1)
+				}
+				mu.Lock()
+				if other, ok := created[pet.ID]; ok {
+					t.Errorf("pet %d answered to %q and to %q", pet.ID, other, name)
+				}
+				created[pet.ID] = name
+				mu.Unlock()
+				succeeded.Add(1)
+				return
+			}
+			mu.Lock()
+			failed = append(failed, failure{name, r})
+			mu.Unlock()
+			if time.Now().After(deadline) {
+				t.Errorf("create %q still failing after a minute of retries: %s", name, r)
+				return
+			}
+			time.Sleep(20 * time.Millisecond) // no hot loop while the database is away
+		}
+	}
 	for w := range workers {
 		wg.Go(func() {
 			for seq := 0; ; seq++ {
@@ -462,24 +505,8 @@ func TestNoLostWrites(t *testing.T) {
 					return
 				default:
 				}
-				name := fmt.Sprintf("nlw-%d-%d", w, seq)
 				attempted.Add(1)
-				r := partner.createPet(name)
-				if r.err == nil && r.status == http.StatusCreated {
-					var pet api.Pet
-					if err := json.Unmarshal(r.body, &pet); err != nil || pet.Name != name {
-						t.Errorf("create %q: 201 with body %s", name, r.body)
-					}
-					mu.Lock()
-					created[pet.ID] = name
-					mu.Unlock()
-					succeeded.Add(1)
-					continue
-				}
-				mu.Lock()
-				failed = append(failed, failure{name, r})
-				mu.Unlock()
-				time.Sleep(20 * time.Millisecond) // no hot loop while the database is away
+				create(fmt.Sprintf("nlw-%d-%d", w, seq))
 			}
 		})
 	}
@@ -502,10 +529,11 @@ func TestNoLostWrites(t *testing.T) {
 		figureDuration(t, fmt.Sprintf("restart_%d_first_201_after_db_back", i), d)
 		progress("creates after the restart", 100)
 	}
-	stopWorkers()
+	stopWorkers() // each worker finishes its create first
 
-	// Every failure is the service saying the database is away, never a
-	// 500 or a broken connection.
+	// Every failure is the service saying the database is away, or that
+	// the key's first request is still held; never a 500 or a broken
+	// connection.
 	byKind := map[string]int{}
 	for _, f := range failed {
 		kind := fmt.Sprint(f.r.status)
@@ -513,7 +541,12 @@ func TestNoLostWrites(t *testing.T) {
 			kind = "transport error"
 		}
 		byKind[kind]++
-		if byKind[kind] <= 3 {
+		if byKind[kind] > 3 {
+			continue
+		}
+		if f.r.status == http.StatusConflict {
+			wantAPIError(t, "failed create "+f.name, f.r, http.StatusConflict, models.CodeIdempotencyKeyInUse)
+		} else {
 			wantAPIError(t, "failed create "+f.name, f.r, http.StatusServiceUnavailable, models.CodeUnavailable)
 		}
 	}
@@ -532,8 +565,8 @@ func TestNoLostWrites(t *testing.T) {
 		}
 	}
 
-	// In the database, every pet has exactly its one creation event, and
-	// no creation event lacks its pet.
+	// In the database, every create is one pet with exactly its one
+	// creation event, and no creation event lacks its pet.
 	db := openStore(t, databaseURL).SQLDB()
 	rows, err := db.QueryContext(t.Context(), `SELECT p.id, p.name, COUNT(a.id) FROM pets p
 		LEFT JOIN audit_events a ON a.action = ? AND a.target_type = ? AND a.target_id = p.id
@@ -542,7 +575,7 @@ func TestNoLostWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := map[string]int64{} // name -> audit events
-	halfStored := 0
+	halfStored, duplicates := 0, 0
 	for rows.Next() {
 		var (
 			id     int64
@@ -553,6 +586,7 @@ func TestNoLostWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, dup := stored[name]; dup {
+			duplicates++
 			t.Errorf("pet name %q stored twice", name)
 		}
 		stored[name] = events
@@ -576,23 +610,17 @@ func TestNoLostWrites(t *testing.T) {
 	if len(stored) != len(listed) {
 		t.Errorf("%d pets in the database, %d listed by the API", len(stored), len(listed))
 	}
-	// A failed create may still have committed (the answer was lost with
-	// the connection); then it is whole, as checked above.
-	failedStored := 0
-	for _, f := range failed {
-		if _, ok := stored[f.name]; ok {
-			failedStored++
-		}
-	}
 
 	figure(t, "creates_attempted", float64(attempted.Load()), "creates")
 	figure(t, "creates_succeeded", float64(len(created)), "creates")
-	figure(t, "creates_failed", float64(len(failed)), "creates")
-	figure(t, "creates_failed_but_stored_whole", float64(failedStored), "creates")
+	figure(t, "creates_retried", float64(retried.Load()), "creates")
+	figure(t, "create_requests_failed", float64(len(failed)), "requests")
+	figure(t, "creates_replayed_after_a_failed_attempt_was_stored", float64(replayed.Load()), "creates")
+	figure(t, "creates_duplicated", float64(duplicates), "creates")
 	figure(t, "creates_half_stored", float64(halfStored+orphans), "creates")
 	figure(t, "creates_lost", float64(lost), "creates")
-	if int(attempted.Load()) != len(created)+len(failed) {
-		t.Errorf("%d attempted, %d succeeded + %d failed", attempted.Load(), len(created), len(failed))
+	if int(attempted.Load()) != len(created) || len(stored) != len(created) {
+		t.Errorf("%d creates attempted, %d answered 201, %d stored; want all the same", attempted.Load(), len(created), len(stored))
 	}
 	if len(failed) == 0 {
 		t.Error("no create failed: the restarts were not seen")

@@ -233,6 +233,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, apiKeyID int64, key str
 			return c, nil, nil
 		}
 		if !isDuplicate(err) {
+			// The row may be stored although the answer was lost (the
+			// connection broke): give it back, or its key would be in use
+			// until the lease ends.
+			s.ReleaseIdempotencyKey(c)
 			return nil, nil, s.dbErr("claim idempotency key", err)
 		}
 		replay, taken, err := s.claimExisting(ctx, st, c, requestHash, now)
@@ -281,6 +285,7 @@ func (s *Store) claimExisting(ctx context.Context, st *idempotencyStatements, c 
 		return err
 	})
 	if err != nil {
+		s.ReleaseIdempotencyKey(c) // as for a lost INSERT (ClaimIdempotencyKey)
 		return nil, false, s.dbErr("take over idempotency key", err)
 	}
 	n, err := res.RowsAffected()
