@@ -33,3 +33,7 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 	}
 	return pets, errs
 }
+
+// WaitIdempotencyWork waits for the background work of idempotency keys
+// started so far (purges, releases retried).
+func (s *Store) WaitIdempotencyWork() { s.idem.work.Wait() }

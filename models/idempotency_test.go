@@ -212,6 +212,43 @@ func TestPurgeIdempotencyKeys(t *testing.T) {
 	})
 }
 
+// Requests with keys purge the expired ones, at most once a minute per
+// instance; requests without keys never do.
+func TestIdempotencyKeyPurgeEveryMinute(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		clk := newKeyClock(s)
+		expired := func() time.Time { return clk.at.Load().Add(-time.Hour) }
+		insertKeys(t, s, 0, 5, expired())
+		if _, err := s.CreatePet(ctx, newPet("no key"), "tester"); err != nil {
+			t.Fatal(err)
+		}
+		s.WaitIdempotencyWork()
+		if n := countKeys(t, s); n != 5 {
+			t.Fatalf("%d keys after a create without a key, want the 5 expired ones", n)
+		}
+		claim(t, s, 1, "first", "Rex")
+		s.WaitIdempotencyWork()
+		if n := countKeys(t, s); n != 1 {
+			t.Fatalf("%d keys after the first claim, want only its own", n)
+		}
+		insertKeys(t, s, 5, 5, expired())
+		clk.advance(59 * time.Second)
+		claim(t, s, 1, "second", "Rex")
+		s.WaitIdempotencyWork()
+		if n := countKeys(t, s); n != 7 {
+			t.Fatalf("%d keys after a claim within the minute, want 7 (no purge)", n)
+		}
+		clk.advance(time.Second)
+		claim(t, s, 1, "third", "Rex")
+		s.WaitIdempotencyWork()
+		if n := countKeys(t, s); n != 3 {
+			t.Fatalf("%d keys after a claim a minute later, want the 3 claimed", n)
+		}
+	})
+}
+
 // insertKeys stores n done keys numbered from first that expire at
 // expires, straight into the table.
 func insertKeys(t *testing.T, s *models.Store, first, n int, expires time.Time) {
@@ -355,4 +392,39 @@ func TestIdempotencyKeyConcurrentClaims(t *testing.T) {
 			t.Fatalf("%d pets, want 1", got)
 		}
 	})
+}
+
+// BenchmarkCreatePetOnce is BenchmarkCreatePet's with-index case for a
+// create with an Idempotency-Key: the claim, then the pet with the key
+// finished in its transaction; and a repeat, answered from the key.
+//
+//	go test -run '^$' -bench 'CreatePet' -benchtime 1000x -count 6 ./models
+func BenchmarkCreatePetOnce(b *testing.B) {
+	for _, driver := range modelstest.Drivers {
+		b.Run(driver, func(b *testing.B) {
+			s := modelstest.Open(b, driver)
+			ctx := context.Background()
+			i := 0
+			b.Run("first", func(b *testing.B) {
+				for b.Loop() {
+					name := fmt.Sprintf("Mochi 🐾 %d", i)
+					c, _, err := s.ClaimIdempotencyKey(ctx, 1, name, request(name))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := s.CreatePetOnce(ctx, newPet(name), "bench", c, respond); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			b.Run("replay", func(b *testing.B) {
+				for b.Loop() {
+					if _, stored, err := s.ClaimIdempotencyKey(ctx, 1, "Mochi 🐾 0", request("Mochi 🐾 0")); err != nil || stored == nil {
+						b.Fatal(stored, err)
+					}
+				}
+			})
+		})
+	}
 }
