@@ -49,6 +49,16 @@ func petsNamed(t *testing.T, s *models.Store, name string) int {
 	}
 }
 
+// createOnce creates the pet name with claim c and wants it stored.
+func createOnce(t *testing.T, s *models.Store, name string, c *models.IdempotencyClaim) models.Pet {
+	t.Helper()
+	p, err := s.CreatePetOnce(context.Background(), newPet(name), "tester", c, respond)
+	if err != nil {
+		t.Fatalf("create %q with its claim: %v", name, err)
+	}
+	return p
+}
+
 // claim claims key for the API key keyID and wants a claim.
 func claim(t *testing.T, s *models.Store, keyID int64, key, name string) *models.IdempotencyClaim {
 	t.Helper()
@@ -94,10 +104,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		other := claim(t, s, 8, "order-1", "Tom") // another API key's
 		upper := claim(t, s, 7, "ORDER-1", "Tom") // keys are case-sensitive
 
-		p, err := s.CreatePetOnce(ctx, newPet("Rex"), "tester", first, respond)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := createOnce(t, s, "Rex", first)
 		wantStored(t, s, 7, "order-1", "Rex", respond(p))
 		wantRefused(t, s, 7, "order-1", "Tom", models.CodeIdempotencyKeyMismatch)
 		s.ReleaseIdempotencyKey(first) // finished: giving it back changes nothing
@@ -152,10 +159,7 @@ func TestIdempotencyKeyTakeOver(t *testing.T) {
 		}
 		s.ReleaseIdempotencyKey(stale) // not its claim any more: nothing happens
 		wantRefused(t, s, 1, "k", "Rex", models.CodeIdempotencyKeyInUse)
-		p, err := s.CreatePetOnce(ctx, newPet("Rex"), "fresh", fresh, respond)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := createOnce(t, s, "Rex", fresh)
 		wantStored(t, s, 1, "k", "Rex", respond(p))
 		if n := petsNamed(t, s, "Rex"); n != 1 {
 			t.Fatalf("%d pets Rex, want 1", n)
@@ -170,17 +174,12 @@ func TestIdempotencyKeyExpiry(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
 		clk := newKeyClock(s)
-		p, err := s.CreatePetOnce(ctx, newPet("Rex"), "tester", claim(t, s, 1, "k", "Rex"), respond)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := createOnce(t, s, "Rex", claim(t, s, 1, "k", "Rex"))
 		clk.advance(models.IdempotencyTTL - time.Microsecond)
 		wantStored(t, s, 1, "k", "Rex", respond(p))
 		clk.advance(time.Microsecond)
 		again := claim(t, s, 1, "k", "Tom")
-		if _, err := s.CreatePetOnce(ctx, newPet("Tom"), "tester", again, respond); err != nil {
-			t.Fatal(err)
-		}
+		createOnce(t, s, "Tom", again)
 		clk.advance(models.IdempotencyTTL)
 		if _, err := s.PurgeIdempotencyKeys(ctx); err != nil {
 			t.Fatal(err)
@@ -309,9 +308,7 @@ func TestIdempotencyKeyBatches(t *testing.T) {
 		if n := petsNamed(t, s, "Lost"); n != 0 {
 			t.Fatalf("%d pets stored for the claim taken over", n)
 		}
-		if _, err := s.CreatePetOnce(ctx, newPet("Lost"), "taker", taker, respond); err != nil {
-			t.Fatal(err)
-		}
+		createOnce(t, s, "Lost", taker)
 
 		// A batch in which every claim holds: one transaction, every key
 		// finished with its pet.
