@@ -18,18 +18,20 @@ import (
 
 // Defines values for ErrorCode.
 const (
-	ErrorCodeConflict             ErrorCode = "conflict"
-	ErrorCodeGone                 ErrorCode = "gone"
-	ErrorCodeInsufficientScope    ErrorCode = "insufficient_scope"
-	ErrorCodeInternal             ErrorCode = "internal"
-	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
-	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
-	ErrorCodeNotFound             ErrorCode = "not_found"
-	ErrorCodePayloadTooLarge      ErrorCode = "payload_too_large"
-	ErrorCodeRateLimited          ErrorCode = "rate_limited"
-	ErrorCodeUnauthorized         ErrorCode = "unauthorized"
-	ErrorCodeUnavailable          ErrorCode = "unavailable"
-	ErrorCodeUnsupportedMediaType ErrorCode = "unsupported_media_type"
+	ErrorCodeConflict               ErrorCode = "conflict"
+	ErrorCodeGone                   ErrorCode = "gone"
+	ErrorCodeIdempotencyKeyInUse    ErrorCode = "idempotency_key_in_use"
+	ErrorCodeIdempotencyKeyMismatch ErrorCode = "idempotency_key_mismatch"
+	ErrorCodeInsufficientScope      ErrorCode = "insufficient_scope"
+	ErrorCodeInternal               ErrorCode = "internal"
+	ErrorCodeInvalidRequest         ErrorCode = "invalid_request"
+	ErrorCodeMethodNotAllowed       ErrorCode = "method_not_allowed"
+	ErrorCodeNotFound               ErrorCode = "not_found"
+	ErrorCodePayloadTooLarge        ErrorCode = "payload_too_large"
+	ErrorCodeRateLimited            ErrorCode = "rate_limited"
+	ErrorCodeUnauthorized           ErrorCode = "unauthorized"
+	ErrorCodeUnavailable            ErrorCode = "unavailable"
+	ErrorCodeUnsupportedMediaType   ErrorCode = "unsupported_media_type"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
@@ -38,6 +40,10 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeConflict:
 		return true
 	case ErrorCodeGone:
+		return true
+	case ErrorCodeIdempotencyKeyInUse:
+		return true
+	case ErrorCodeIdempotencyKeyMismatch:
 		return true
 	case ErrorCodeInsufficientScope:
 		return true
@@ -160,6 +166,9 @@ type PetStatus string
 // Example: [{"categoryId":1,"id":42,"name":"Rex","status":"available"}]
 type Pets = []Pet
 
+// IdempotencyKey Example: 8e03978e-40d5-43e8-bc93-6894a57f9324
+type IdempotencyKey = string
+
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
@@ -172,6 +181,16 @@ type BadRequest = Error
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Gone = Error
+
+// IdempotencyKeyInUse The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
+type IdempotencyKeyInUse = Error
+
+// IdempotencyKeyMismatch The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
+type IdempotencyKeyMismatch = Error
 
 // InsufficientScope The body of every error response.
 //
@@ -226,6 +245,12 @@ type ListPetsParams struct {
 
 	// IfNoneMatch RFC 9110: the ETag of an earlier answer to the same request (or several, comma-separated, or `*`). When the answer would be the same, it is 304 with no body.
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// CreatePetParams defines parameters for CreatePet.
+type CreatePetParams struct {
+	// IdempotencyKey A key of your choice that makes this create safe to retry (IETF httpapi draft "The Idempotency-Key HTTP Header Field"): 1 to 255 printable ASCII characters (space to `~`; the quotes and escapes of the quoted form do not count), such as a UUID. Send it bare (`Idempotency-Key: 8e03978e-40d5-43e8-bc93-6894a57f9324`) or as the draft's quoted string (`Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"`, with `\"` and `\\` escaped): both name the same key. One header only. A malformed key is refused with 400 `invalid_request` and nothing is remembered. Keys are scoped to the calling API key and remembered for 24 hours; 5xx answers are not remembered.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // GetPetParams defines parameters for GetPet.
@@ -320,21 +345,21 @@ type ClientInterface interface {
 
 	// CreatePetWithBody Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /pets (the `CreatePet` operationId).
-	CreatePetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePetWithBody(ctx context.Context, params *CreatePetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePet Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /pets (the `CreatePet` operationId).
-	CreatePet(ctx context.Context, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreatePet(ctx context.Context, params *CreatePetParams, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPet Fetch one animal (deprecated)
 	//
@@ -365,13 +390,13 @@ func (c *Client) ListPets(ctx context.Context, params *ListPetsParams, reqEditor
 
 // CreatePetWithBody Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 //
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /pets (the `CreatePet` operationId).
-func (c *Client) CreatePetWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePetRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreatePetWithBody(ctx context.Context, params *CreatePetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePetRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -384,13 +409,13 @@ func (c *Client) CreatePetWithBody(ctx context.Context, contentType string, body
 
 // CreatePet Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /pets (the `CreatePet` operationId).
-func (c *Client) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreatePetRequest(c.Server, body)
+func (c *Client) CreatePet(ctx context.Context, params *CreatePetParams, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePetRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -513,18 +538,18 @@ func NewListPetsRequest(server string, params *ListPetsParams) (*http.Request, e
 }
 
 // NewCreatePetRequest calls the generic CreatePet builder with application/json body
-func NewCreatePetRequest(server string, body CreatePetJSONRequestBody) (*http.Request, error) {
+func NewCreatePetRequest(server string, params *CreatePetParams, body CreatePetJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreatePetRequestWithBody(server, "application/json", bodyReader)
+	return NewCreatePetRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreatePetRequestWithBody constructs an http.Request for the CreatePet method, with any body, and a specified content type
-func NewCreatePetRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreatePetRequestWithBody(server string, params *CreatePetParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -548,6 +573,21 @@ func NewCreatePetRequestWithBody(server string, contentType string, body io.Read
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -656,21 +696,21 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePetWithBodyWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /pets (the `CreatePet` operationId).
-	CreatePetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePetResponse, error)
+	CreatePetWithBodyWithResponse(ctx context.Context, params *CreatePetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePetResponse, error)
 
 	// CreatePetWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /pets (the `CreatePet` operationId).
-	CreatePetWithResponse(ctx context.Context, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePetResponse, error)
+	CreatePetWithResponse(ctx context.Context, params *CreatePetParams, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePetResponse, error)
 
 	// GetPetWithResponse Fetch one animal (deprecated)
 	//
@@ -837,9 +877,10 @@ func (r ListPetsResponse) ContentType() string {
 
 // CreatePetResponse201Headers the declared response headers of an HTTP 201 response for CreatePet
 type CreatePetResponse201Headers struct {
-	Location        *string
-	RateLimit       *string
-	RateLimitPolicy *string
+	IdempotentReplayed *string
+	Location           *string
+	RateLimit          *string
+	RateLimitPolicy    *string
 }
 
 // CreatePetResponse400Headers the declared response headers of an HTTP 400 response for CreatePet
@@ -860,6 +901,13 @@ type CreatePetResponse403Headers struct {
 	WWWAuthenticate string
 }
 
+// CreatePetResponse409Headers the declared response headers of an HTTP 409 response for CreatePet
+type CreatePetResponse409Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
 // CreatePetResponse413Headers the declared response headers of an HTTP 413 response for CreatePet
 type CreatePetResponse413Headers struct {
 	RateLimit       *string
@@ -868,6 +916,12 @@ type CreatePetResponse413Headers struct {
 
 // CreatePetResponse415Headers the declared response headers of an HTTP 415 response for CreatePet
 type CreatePetResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse422Headers the declared response headers of an HTTP 422 response for CreatePet
+type CreatePetResponse422Headers struct {
 	RateLimit       *string
 	RateLimitPolicy *string
 }
@@ -902,10 +956,14 @@ type CreatePetResponse struct {
 	JSON401 *Unauthorized
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *InsufficientScope
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *IdempotencyKeyInUse
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
 	JSON415 *UnsupportedMediaType
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *IdempotencyKeyMismatch
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -920,10 +978,14 @@ type CreatePetResponse struct {
 	Headers401 *CreatePetResponse401Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreatePetResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreatePetResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *CreatePetResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
 	Headers415 *CreatePetResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *CreatePetResponse422Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePetResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
@@ -952,6 +1014,11 @@ func (r CreatePetResponse) GetJSON403() *InsufficientScope {
 	return r.JSON403
 }
 
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePetResponse) GetJSON409() *IdempotencyKeyInUse {
+	return r.JSON409
+}
+
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r CreatePetResponse) GetJSON413() *PayloadTooLarge {
 	return r.JSON413
@@ -960,6 +1027,11 @@ func (r CreatePetResponse) GetJSON413() *PayloadTooLarge {
 // GetJSON415 returns the response for an HTTP 415 `application/json` response
 func (r CreatePetResponse) GetJSON415() *UnsupportedMediaType {
 	return r.JSON415
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreatePetResponse) GetJSON422() *IdempotencyKeyMismatch {
+	return r.JSON422
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -1208,13 +1280,13 @@ func (c *ClientWithResponses) ListPetsWithResponse(ctx context.Context, params *
 
 // CreatePetWithBodyWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /pets (the `CreatePet` operationId).
-func (c *ClientWithResponses) CreatePetWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePetResponse, error) {
-	rsp, err := c.CreatePetWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreatePetWithBodyWithResponse(ctx context.Context, params *CreatePetParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePetResponse, error) {
+	rsp, err := c.CreatePetWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1223,13 +1295,13 @@ func (c *ClientWithResponses) CreatePetWithBodyWithResponse(ctx context.Context,
 
 // CreatePetWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created. Send an `Idempotency-Key` to make the create safe to retry: a repeat of the request with the same key (for example after a timeout or a 503) creates nothing and answers the first 201 again, byte for byte with its `Location`, marked `Idempotent-Replayed: true`. Keys are remembered for 24 hours from their first use, per API key (another key's requests never see them). The same request means the same animal once validated (the name trimmed, the status defaulted; ignored fields do not count); the key with a different request is refused with 422 `idempotency_key_mismatch`, and a repeat while the first request is still being processed with 409 `idempotency_key_in_use` (retry after `Retry-After`). Only a 201 is remembered: a request refused for its input (4xx) or failed on the server's side (5xx) leaves the key unused, so it can be retried with the same key until it succeeds.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /pets (the `CreatePet` operationId).
-func (c *ClientWithResponses) CreatePetWithResponse(ctx context.Context, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePetResponse, error) {
-	rsp, err := c.CreatePet(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreatePetWithResponse(ctx context.Context, params *CreatePetParams, body CreatePetJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePetResponse, error) {
+	rsp, err := c.CreatePet(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1533,6 +1605,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IdempotencyKeyInUse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1546,6 +1625,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			return nil, err
 		}
 		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest IdempotencyKeyMismatch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -1573,6 +1659,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePetResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
 		if values := rsp.Header.Values("Location"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1646,6 +1739,30 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			headers.WWWAuthenticate = value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreatePetResponse409Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePetResponse413Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -1680,6 +1797,23 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			headers.RateLimitPolicy = &value
 		}
 		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers CreatePetResponse422Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreatePetResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {

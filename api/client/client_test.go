@@ -110,22 +110,26 @@ func (p *partner) createPets(t *testing.T, n int) []client.Pet {
 		}
 		pets = append(pets, got)
 	}
+	// A retry with the same key creates nothing: the first answer again.
+	again := p.create(t, client.NewPet{Name: "Client pet 0", CategoryId: 1}, "client-test-0")
+	if again.StatusCode() != http.StatusCreated || again.JSON201 == nil || *again.JSON201 != pets[0] ||
+		again.Headers201 == nil || again.Headers201.IdempotentReplayed == nil || *again.Headers201.IdempotentReplayed != "true" {
+		t.Fatalf("retry of the first create: %d %s, headers %v; want the first pet, replayed", again.StatusCode(), again.Body, again.HTTPResponse.Header)
+	}
 	return pets
 }
 
 // create sends POST /v1/pets through the client, with key as its
-// Idempotency-Key unless key is empty. It is the test's one create call, so
-// how the key travels is written once.
+// Idempotency-Key (the operation's typed header parameter) unless key is
+// empty. It is the test's one create call, so how the key travels is
+// written once.
 func (p *partner) create(t *testing.T, body client.NewPet, key string) *client.CreatePetResponse {
 	t.Helper()
-	var editors []client.RequestEditorFn
+	params := &client.CreatePetParams{}
 	if key != "" {
-		editors = append(editors, func(_ context.Context, req *http.Request) error {
-			req.Header.Set("Idempotency-Key", key)
-			return nil
-		})
+		params.IdempotencyKey = &key
 	}
-	res, err := p.c.CreatePetWithResponse(t.Context(), body, editors...)
+	res, err := p.c.CreatePetWithResponse(t.Context(), params, body)
 	if err != nil {
 		t.Fatal(err)
 	}
