@@ -1,9 +1,6 @@
 package models
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // CreatePetsTogether writes the creates as one batch of the group commit
 // (one transaction, unless one of them fails), creates[i] with claims[i]
@@ -18,7 +15,7 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 	now := s.now()
 	for i, np := range creates {
 		batch[i] = &createRequest{pet: Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now},
-			actor: "together", detail: fmt.Sprintf("name=%q", np.Name), done: make(chan createResult, 1)}
+			actor: "together", detail: createdDetail(np), done: make(chan createResult, 1)}
 		if claims[i] != nil {
 			batch[i].once = &onceCreate{claim: claims[i], respond: respond}
 		}
