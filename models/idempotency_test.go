@@ -23,7 +23,7 @@ func respond(p models.Pet) models.StoredResponse {
 // request is what identifies a create named name for its key.
 func request(name string) []byte { return []byte("POST /v1/pets " + name) }
 
-func newPet(name string) models.NewPet {
+func availablePet(name string) models.NewPet {
 	return models.NewPet{Name: name, CategoryID: 1, Status: models.StatusAvailable}
 }
 
@@ -52,7 +52,7 @@ func petsNamed(t *testing.T, s *models.Store, name string) int {
 // createOnce creates the pet name with claim c and wants it stored.
 func createOnce(t *testing.T, s *models.Store, name string, c *models.IdempotencyClaim) models.Pet {
 	t.Helper()
-	p, err := s.CreatePetOnce(context.Background(), newPet(name), "tester", c, respond)
+	p, err := s.CreatePetOnce(context.Background(), availablePet(name), "tester", c, respond)
 	if err != nil {
 		t.Fatalf("create %q with its claim: %v", name, err)
 	}
@@ -151,7 +151,7 @@ func TestIdempotencyKeyTakeOver(t *testing.T) {
 		fresh := claim(t, s, 1, "k", "Rex")
 		wantRefused(t, s, 1, "k", "Rex", models.CodeIdempotencyKeyInUse)
 
-		if _, err := s.CreatePetOnce(ctx, newPet("Rex"), "stale", stale, respond); models.ErrorCode(err) != models.CodeIdempotencyKeyInUse {
+		if _, err := s.CreatePetOnce(ctx, availablePet("Rex"), "stale", stale, respond); models.ErrorCode(err) != models.CodeIdempotencyKeyInUse {
 			t.Fatalf("create with a claim taken over: %v, want %s", err, models.CodeIdempotencyKeyInUse)
 		}
 		if n := petsNamed(t, s, "Rex"); n != 0 {
@@ -220,7 +220,7 @@ func TestIdempotencyKeyPurgeEveryMinute(t *testing.T) {
 		clk := newKeyClock(s)
 		expired := func() time.Time { return clk.at.Load().Add(-time.Hour) }
 		insertKeys(t, s, 0, 5, expired())
-		if _, err := s.CreatePet(ctx, newPet("no key"), "tester"); err != nil {
+		if _, err := s.CreatePet(ctx, availablePet("no key"), "tester"); err != nil {
 			t.Fatal(err)
 		}
 		s.WaitIdempotencyWork()
@@ -333,7 +333,7 @@ func TestIdempotencyKeyBatches(t *testing.T) {
 func createTogether(ctx context.Context, s *models.Store, names []string, claims []*models.IdempotencyClaim) ([]models.Pet, []error) {
 	nps := make([]models.NewPet, len(names))
 	for i, name := range names {
-		nps[i] = newPet(name)
+		nps[i] = availablePet(name)
 	}
 	return s.CreatePetsTogether(ctx, nps, claims, respond)
 }
@@ -367,7 +367,7 @@ func TestIdempotencyKeyConcurrentClaims(t *testing.T) {
 					answers[string(stored.Body)]++
 					mu.Unlock()
 				default:
-					p, err := s.CreatePetOnce(ctx, newPet("Rex"), "racer", c, respond)
+					p, err := s.CreatePetOnce(ctx, availablePet("Rex"), "racer", c, respond)
 					if err != nil {
 						t.Error(err)
 						return
@@ -409,7 +409,7 @@ func BenchmarkCreatePetOnce(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := s.CreatePetOnce(ctx, newPet(name), "bench", c, respond); err != nil {
+					if _, err := s.CreatePetOnce(ctx, availablePet(name), "bench", c, respond); err != nil {
 						b.Fatal(err)
 					}
 					i++
