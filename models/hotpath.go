@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -33,10 +34,12 @@ type petReads struct {
 }
 
 // hotStatements are the prepared statements of the hot path, made on first
-// use.
+// use (and on the next use again if that failed: a database that is down
+// when the first request comes must not leave the API failing until a
+// restart).
 type hotStatements struct {
-	once sync.Once
-	err  error
+	mu    sync.Mutex
+	ready atomic.Bool
 	// primary reads from the primary (SQLite's readers, or MySQL's pool);
 	// replicas from each read replica (DATABASE_REPLICA_URLS).
 	primary  petReads
@@ -49,12 +52,21 @@ type hotStatements struct {
 	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
 }
 
-// hot returns the prepared statements, preparing them on first use.
+// hot returns the prepared statements, preparing them on first use; a
+// failed preparation is undone, so the next use tries again.
 func (s *Store) hot(ctx context.Context) (*hotStatements, error) {
 	h := &s.stmts
-	h.once.Do(func() { h.err = s.prepareHot(ctx) })
-	if h.err != nil {
-		return nil, s.dbErr("prepare statements", h.err)
+	if h.ready.Load() {
+		return h, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.ready.Load() {
+		if err := s.prepareHot(ctx); err != nil {
+			s.closeHot()
+			return nil, s.dbErr("prepare statements", err)
+		}
+		h.ready.Store(true)
 	}
 	return h, nil
 }
@@ -93,16 +105,19 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
 	}
 	if err != nil {
-		// A statement that failed leaves the others prepared: close them
-		// with the store.
 		return fmt.Errorf("prepare: %w", err)
 	}
 	return nil
 }
 
-// closeHot closes the prepared statements.
+// closeHot closes the prepared statements and forgets them.
 func (s *Store) closeHot() {
 	h := &s.stmts
+	defer func() {
+		h.ready.Store(false)
+		h.primary, h.replicas = petReads{}, nil
+		h.insertPet, h.insertAudit, h.insertWord = nil, nil, nil
+	}()
 	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord} {
 		if st != nil {
 			st.Close()

@@ -260,3 +260,29 @@ func TestSchemaIndexes(t *testing.T) {
 		}
 	})
 }
+
+// The API's prepared statements are made on first use; when that fails
+// (here: the tables are not there yet, as when the database is away) the
+// next use tries again instead of failing until a restart.
+func TestHotPathPreparesAgainAfterAFailure(t *testing.T) {
+	t.Parallel()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			ctx := context.Background()
+			s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
+			if _, _, err := s.ListPetsAPI(ctx, models.PetQuery{Limit: 20}, nil); err == nil {
+				t.Fatal("a page before the schema exists: no error")
+			}
+			if _, err := s.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.CreatePet(ctx, models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable}, "test"); err != nil {
+				t.Fatalf("create after migrating: %v", err)
+			}
+			page, _, err := s.ListPetsAPI(ctx, models.PetQuery{Limit: 20}, nil)
+			if err != nil || len(page) != 1 {
+				t.Fatalf("page after migrating: %v, %v", page, err)
+			}
+		})
+	}
+}
