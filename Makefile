@@ -31,7 +31,7 @@ test: deps check
 # CI on a loaded machine), and a count does the same work on any machine.
 FUZZTIME ?= 10000x
 fuzz:
-	@for t in FuzzCreatePetBody FuzzListPetsQuery FuzzBearerToken FuzzAppendJSONString; do \
+	@for t in FuzzCreatePetBody FuzzListPetsQuery FuzzBearerToken FuzzAppendJSONString FuzzDecodePetInput FuzzIdempotencyKey; do \
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./api || exit 1; done
 	@for t in FuzzPetInputValidate FuzzParsePetQuery FuzzSearchWords; do \
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./models || exit 1; done
@@ -57,10 +57,10 @@ check:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
-	$(GO) -C tools/vacuum mod tidy -diff
+	$(GO) -C api/lint mod tidy -diff
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
-	$(GO) -C tools/vacuum tool vacuum lint --no-update-check -b -q -d ../../api/openapi.json
+	$(GO) -C api/lint tool vacuum lint --no-update-check -b -q -d ../openapi.json
 
 # deps installs what the tests need: the MariaDB server the tests start
 # privately, Chromium for the browser journeys, and gcc for the race detector. It needs root (or sudo)

@@ -1,11 +1,11 @@
 // The OpenAPI linter make check runs on api/openapi.json, pinned here with
 // its own dependency graph (kept out of petstore's go.mod) and run as
-// `go -C tools/vacuum tool vacuum`. A module rather than `go run
+// `go -C api/lint tool vacuum`. A module rather than `go run
 // github.com/daveshanley/vacuum@VERSION`: that form looks up the module's
 // version list for deprecation notices, and a proxy that refuses the list
 // (as some mirrors do) fails the whole check. Update with
-// `go -C tools/vacuum get -tool github.com/daveshanley/vacuum@VERSION`.
-module petstore/tools/vacuum
+// `go -C api/lint get -tool github.com/daveshanley/vacuum@VERSION`.
+module petstore/api/lint
 
 go 1.26.8
 
