@@ -39,10 +39,10 @@ func ParseRole(s string) (Role, error) {
 }
 
 // Allows reports whether an account of role r may do what needs the role
-// need. An unknown role allows nothing.
+// need. An unknown role allows nothing, and nothing allows an unknown need.
 func (r Role) Allows(need Role) bool {
-	have := slices.Index(Roles, r)
-	return have >= 0 && have >= slices.Index(Roles, need)
+	have, want := slices.Index(Roles, r), slices.Index(Roles, need)
+	return have >= 0 && want >= 0 && have >= want
 }
 
 // errLastAdminRole and errLastAdminDisable refuse to leave the console
@@ -122,4 +122,14 @@ func (s *Store) SetRole(ctx context.Context, id int64, role Role, actor string) 
 		return auditUser(tx, now, actor, ActionRoleChanged, u, "role "+string(old)+" -> "+string(role))
 	})
 	return u, s.accountErr(id, "set role", err)
+}
+
+// RecordForbidden records that the account u was refused what: a console
+// request its role does not allow. The refusal itself changes nothing else.
+func (s *Store) RecordForbidden(ctx context.Context, u User, what string) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		return tx.Create(&AuditEvent{At: s.now(), Actor: u.Username, Action: ActionForbidden, TargetType: TargetUser,
+			TargetID: u.ID, Detail: truncate(what, 500)}).Error
+	})
+	return s.dbErr("record forbidden", err)
 }

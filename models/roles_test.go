@@ -41,6 +41,8 @@ func TestParseRoleAndAllows(t *testing.T) {
 		{models.RoleAdmin, models.RoleAdmin, true},
 		{"", models.RoleViewer, false},
 		{"owner", models.RoleViewer, false},
+		{models.RoleAdmin, "", false},
+		{models.RoleAdmin, "owner", false},
 	}
 	for _, tt := range tests {
 		if got := tt.have.Allows(tt.need); got != tt.want {

@@ -7,6 +7,9 @@ type APIKeysView struct {
 	Form APIKeyForm
 	// NewKey is the key created by this very request, shown once; nil otherwise.
 	NewKey *NewAPIKey
+	// ReadOnly hides the create form and the revoke links: the member's
+	// role may not manage keys.
+	ReadOnly bool
 }
 
 // APIKeyRow is one key in the list. Times are ready to show, in UTC.
@@ -20,6 +23,8 @@ type APIKeyRow struct {
 	LastUsed string
 	// Revoked is when the key was revoked, "" while it is live.
 	Revoked string
+	// ReadOnly leaves out the row's Action cell (no revoke link).
+	ReadOnly bool
 }
 
 // APIKeyForm is the create form as typed, with the name's error if any.

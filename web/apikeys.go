@@ -106,9 +106,11 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 	if err != nil {
 		return templates.APIKeysView{}, err
 	}
-	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys))}
+	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys)), ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
 	for _, k := range keys {
-		v.Keys = append(v.Keys, apiKeyRow(k))
+		row := apiKeyRow(k)
+		row.ReadOnly = v.ReadOnly
+		v.Keys = append(v.Keys, row)
 	}
 	return v, nil
 }
