@@ -1,10 +1,10 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 # `make test` installs what the tests need (Debian's mariadb-server and
 # chromium, as root) when missing, checks that generated code (templ, the Go
-# client of api/openapi.json) is up to date, gofmt, go vet, staticcheck and
-# module tidiness, then runs every test: storage, API and console against
-# SQLite and a private MariaDB server, and the browser journeys in headless
-# Chromium.
+# client of api/openapi.json) is up to date, gofmt, go vet, staticcheck,
+# module tidiness and the OpenAPI document (vacuum's recommended rules, no
+# errors), then runs every test: storage, API and console against SQLite and
+# a private MariaDB server, and the browser journeys in headless Chromium.
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
@@ -57,8 +57,10 @@ check:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
+	$(GO) -C tools/vacuum mod tidy -diff
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) -C tools/vacuum tool vacuum lint --no-update-check -b -q -d ../../api/openapi.json
 
 # deps installs what the tests need: the MariaDB server the tests start
 # privately, Chromium for the browser journeys, and gcc for the race detector. It needs root (or sudo)

@@ -36,38 +36,16 @@ func (j *journey) addMember(name string, role models.Role) models.User {
 	return u
 }
 
-// signedInAs opens the sign-in page, signs in as username and waits for
-// the pets page.
-func (j *journey) signedInAs(username, password string) {
-	j.t.Helper()
-	j.open("/admin/login")
-	j.signIn(username, password)
-	j.within("land on a signed-in page", chromedp.WaitVisible(chromedp.CSS(`[data-testid="sign-out"]`)))
-	j.waitPath("/admin/pets")
-}
-
 // otherBrowser opens a tab on j's site in a browser context of its own
-// (its own cookies, as another browser has), sending the User-Agent ua.
+// (otherContext: its own cookies, as another browser has), sending the
+// User-Agent ua.
 func (j *journey) otherBrowser(ua string) *journey {
 	j.t.Helper()
-	ctx, cancel := chromedp.NewContext(j.ctx, chromedp.WithNewBrowserContext())
-	j.t.Cleanup(cancel)
-	k := &journey{t: j.t, ctx: ctx, store: j.store, base: j.base}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(desktopWidth, desktopHeight)); err != nil {
-		j.t.Fatalf("open a second browser context: %v", err)
-	}
-	if _, err := chromedp.Call(ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
+	o := j.otherContext()
+	if _, err := chromedp.Call(o.ctx, emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{UserAgent: ua}); err != nil {
 		j.t.Fatalf("set the user agent: %v", err)
 	}
-	k.watch()
-	j.t.Cleanup(func() {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		for _, p := range k.problems {
-			j.t.Errorf("the second browser's page reported: %s", p)
-		}
-	})
-	return k
+	return o
 }
 
 // navEntries returns the main navigation's links, in order.

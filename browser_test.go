@@ -755,6 +755,72 @@ func TestBrowserAPIKeys(t *testing.T) {
 	}
 }
 
+// Journey 6b: create a read-only key with an expiry date; it reads, is
+// refused a create, and the list shows its scope and expiry.
+func TestBrowserAPIKeyScopes(t *testing.T) {
+	t.Parallel()
+	j := newJourney(t, models.DriverSQLite)
+	j.signedIn()
+	j.open("/admin/api-keys")
+
+	j.fill("main", "Name", "Reader app")
+	write := j.control("main", "pets:write: add animals (POST /v1/pets)")
+	if !evalJS[bool](j, fmt.Sprintf(`document.querySelector(%s).checked`, jsString(string(write)))) {
+		t.Fatal("pets:write is not checked by default")
+	}
+	j.within("uncheck pets:write", chromedp.Click(write))
+	// A date field takes the digits of the month, day and year in the
+	// browser's (en-US) order.
+	expiry := time.Now().UTC().AddDate(0, 3, 0)
+	expires := j.control("main", "Expires on (optional)")
+	j.within("type the expiry date", chromedp.SendKeys(expires, expiry.Format("01022006")))
+	if got := j.value(string(expires)); got != expiry.Format(time.DateOnly) {
+		t.Fatalf("the expiry field holds %q, want %s", got, expiry.Format(time.DateOnly))
+	}
+	j.markPage()
+	j.within("click Create key", chromedp.Click(button("//main", "Create key")))
+	j.within("see the new key", chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-key"]`)))
+	j.wantNoReload("creating a key")
+	key := j.value(`[data-testid="new-key"] input`)
+	if !keyPattern.MatchString(key) {
+		t.Fatalf("the new key %q does not look like a pst_ key", key)
+	}
+	j.screenshot("api-keys-scoped.png")
+
+	partner := newAPIClient(j.base, key)
+	if r := partner.get("/v1/pets"); r.status != http.StatusOK {
+		t.Errorf("GET /v1/pets with the read-only key: %s, want 200", r)
+	}
+	r := partner.createPet("Rex")
+	if r.status != http.StatusForbidden || r.header.Get("WWW-Authenticate") != `Bearer realm="petstore", error="insufficient_scope", scope="pets:write"` {
+		t.Errorf("POST /v1/pets with the read-only key: %s, WWW-Authenticate %q; want 403 insufficient_scope", r, r.header.Get("WWW-Authenticate"))
+	}
+	if pets := j.storedPets(); len(pets) != 0 {
+		t.Errorf("the refused create stored %d pets", len(pets))
+	}
+
+	keys, err := j.store.ListAPIKeys(context.Background())
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("stored keys %+v (err %v), want one", keys, err)
+	}
+	k := keys[0]
+	midnight := time.Date(expiry.Year(), expiry.Month(), expiry.Day(), 0, 0, 0, 0, time.UTC)
+	if k.Scopes != models.ScopePetsRead || k.ExpiresAt == nil || !k.ExpiresAt.Equal(midnight) {
+		t.Errorf("stored key: scopes %q, expires %v; want pets:read, %v", k.Scopes, k.ExpiresAt, midnight)
+	}
+	row := fmt.Sprintf("#api-key-%d", k.ID)
+	if got := strings.Join(strings.Fields(j.text(row+` [data-testid="scopes"]`)), " "); got != "pets:read" {
+		t.Errorf("the row's scopes %q, want pets:read", got)
+	}
+	if got := strings.Join(strings.Fields(j.text(row+` [data-testid="expires"]`)), " "); got != expiry.Format(time.DateOnly)+" 00:00 UTC" {
+		t.Errorf("the row's expiry %q", got)
+	}
+	// The form is back as new: the defaults checked again.
+	if !evalJS[bool](j, fmt.Sprintf(`document.querySelector(%s).checked`, jsString(string(j.control("main", "pets:write: add animals (POST /v1/pets)"))))) {
+		t.Error("after creating, the form does not come back with pets:write checked")
+	}
+}
+
 // Journey 7: sign out ends the session.
 func TestBrowserSignOut(t *testing.T) {
 	t.Parallel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -11,10 +12,20 @@ import (
 )
 
 func (c cli) apikeyCreate(ctx context.Context, args []string) int {
-	var name string
-	fs, code, ok := c.flags("apikey create --name NAME", "Issues an API key for a partner and prints it alone on stdout. It is shown only this once.", args,
+	var name, expires string
+	var scopes []string
+	fs, code, ok := c.flags("apikey create --name NAME [--scope pets:read] [--scope pets:write] [--expires 90d|RFC 3339 time]",
+		"Issues an API key for a partner and prints it alone on stdout. It is shown only this once.", args,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&name, "name", "", "who or what the key is for, such as the partner's app (required)")
+			fs.Func("scope", "a scope the key grants: pets:read (the GET operations), pets:write (POST /v1/pets) or\n"+
+				"metrics:read (never granted unless named); repeat the flag or separate scopes with commas\n"+
+				"(default pets:read,pets:write)", func(s string) error {
+				scopes = append(scopes, s)
+				return nil
+			})
+			fs.StringVar(&expires, "expires", "", "when the key stops working: a number of days from now (90d), a date\n"+
+				"(2027-03-01: from 00:00 UTC that day) or an RFC 3339 time (2027-03-01T12:00:00Z); default: never")
 		})
 	if !ok {
 		return code
@@ -23,12 +34,23 @@ func (c cli) apikeyCreate(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
+	if len(scopes) == 0 {
+		scopes = []string{models.DefaultScopes.String()}
+	}
+	// Bad scopes or expiry are bad usage, refused before the database is
+	// opened, in one line each.
+	if _, err := models.ParseScopes(scopes); err != nil {
+		return c.badUsage(err)
+	}
+	if _, err := models.ParseExpiry(expires, time.Now()); err != nil {
+		return c.badUsage(err)
+	}
 	store, err := c.open(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
 	defer store.Close()
-	_, key, err := store.CreateAPIKey(ctx, name, "cli")
+	_, key, err := store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: name, Scopes: scopes, Expires: expires}, "cli")
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
@@ -36,8 +58,15 @@ func (c cli) apikeyCreate(ctx context.Context, args []string) int {
 	return 0
 }
 
+// badUsage prints a refused flag value's message in one line and returns
+// exit code 2.
+func (c cli) badUsage(err error) int {
+	fmt.Fprintf(c.stderr, "petstore: %v\n", userMessage(err))
+	return 2
+}
+
 func (c cli) apikeyList(ctx context.Context, args []string) int {
-	if _, code, ok := c.flags("apikey list", "Lists API keys: id, name, public prefix, creator, times. Keys themselves are never stored, so never shown.", args, nil); !ok {
+	if _, code, ok := c.flags("apikey list", "Lists API keys: id, name, public prefix, scopes, creator, times (expiry, last use, last call of the deprecated GET /v1/pets/{petId}, revocation) and state (active, expired or revoked). Keys themselves are never stored, so never shown.", args, nil); !ok {
 		return code
 	}
 	store, err := c.open(ctx)
@@ -49,14 +78,27 @@ func (c cli) apikeyList(ctx context.Context, args []string) int {
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
+	now := time.Now()
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED BY\tCREATED\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tSCOPES\tCREATED BY\tCREATED\tEXPIRES\tLAST USED\tLAST DEPRECATED CALL\tREVOKED\tSTATE")
 	for _, k := range keys {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedBy,
-			k.CreatedAt.Format(time.RFC3339), timeOrDash(k.LastUsedAt), timeOrDash(k.RevokedAt))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix,
+			strings.Join(k.Scopes.Names(), ","), k.CreatedBy, k.CreatedAt.Format(time.RFC3339), timeOrDash(k.ExpiresAt),
+			timeOrDash(k.LastUsedAt), timeOrDash(k.DeprecatedCallAt), timeOrDash(k.RevokedAt), keyState(k, now))
 	}
 	tw.Flush()
 	return 0
+}
+
+// keyState says whether a key works at now: active, expired or revoked.
+func keyState(k models.APIKey, now time.Time) string {
+	switch {
+	case k.Revoked():
+		return "revoked"
+	case k.Expired(now):
+		return "expired"
+	}
+	return "active"
 }
 
 func (c cli) apikeyRevoke(ctx context.Context, args []string) int {

@@ -208,9 +208,9 @@ var keyPattern = regexp.MustCompile(`^pst_[a-z2-7]{8}_[a-z2-7]{32}$`)
 
 // createKey runs apikey create in this process and returns the key it
 // printed.
-func createKey(tb testing.TB, vars map[string]string, name string) string {
+func createKey(tb testing.TB, vars map[string]string, name string, flags ...string) string {
 	tb.Helper()
-	r := runCLI(tb, vars, "", "apikey", "create", "--name", name)
+	r := runCLI(tb, vars, "", append([]string{"apikey", "create", "--name", name}, flags...)...)
 	wantCode(tb, r, 0)
 	key := wantOneLine(tb, "apikey create stdout", r.stdout)
 	if !keyPattern.MatchString(key) {

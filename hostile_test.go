@@ -626,7 +626,7 @@ func TestHostileSQL(t *testing.T) {
 					if err != nil || len(newest) != 1 || newest[0].Name != meta {
 						t.Errorf("newest pet %+v (%v), want the name %q", newest, err, meta)
 					}
-					p := b.post("/admin/api-keys", url.Values{"name": {meta}})
+					p := b.post("/admin/api-keys", url.Values{"name": {meta}, "scope": {"pets:read", "pets:write"}})
 					if p.status != http.StatusOK {
 						t.Fatalf("add key %q: %d", meta, p.status)
 					}
@@ -925,7 +925,8 @@ func TestHostileControlCharacters(t *testing.T) {
 				if r := b.post("/admin/users", url.Values{"username": {v}, "password": {"a long enough password"}}); r.status != http.StatusUnprocessableEntity {
 					t.Errorf("staff named %q: %s, want 422", v, r)
 				}
-				r = b.post("/admin/api-keys", url.Values{"name": {v}})
+				// The scopes as the form comes: only the name is refused.
+				r = b.post("/admin/api-keys", url.Values{"name": {v}, "scope": {"pets:read", "pets:write"}})
 				wantNo5xx(t, "key name", r)
 				if r.status != http.StatusUnprocessableEntity {
 					t.Errorf("key named %q: %s, want 422", v, r)

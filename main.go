@@ -38,7 +38,9 @@ Usage:
   petstore user enable --username NAME    enable a disabled account again
   petstore user reset-password --username NAME
                                           give an account a one-time password (printed alone on stdout)
-  petstore apikey create --name NAME      issue an API key (printed alone on stdout)
+  petstore apikey create --name NAME [--scope pets:read] [--scope pets:write] [--expires 90d|RFC 3339 time]
+                                          issue an API key (printed alone on stdout); scopes
+                                          pets:read, pets:write (both by default), metrics:read
   petstore apikey list                    list API keys (no secrets)
   petstore apikey revoke ID               revoke an API key at once
   petstore seed --pets N                  add N example pets (1 to 10000000), to try the console or measure

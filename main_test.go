@@ -195,9 +195,11 @@ func TestMigrate(t *testing.T) {
 
 // apiKeyRow is one row of apikey list.
 type apiKeyRow struct {
-	id                           string
-	name, prefix, createdBy      string
-	created, lastUsed, revokedAt string
+	id                          string
+	name, prefix, scopes        string
+	createdBy, created, expires string
+	lastUsed, deprecatedCall    string
+	revokedAt, state            string
 }
 
 // listKeys runs apikey list and parses its table; names must be one word.
@@ -211,16 +213,17 @@ func listKeys(tb testing.TB, vars map[string]string, secrets ...string) map[stri
 		}
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME PREFIX CREATED BY CREATED LAST USED REVOKED" {
+	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME PREFIX SCOPES CREATED BY CREATED EXPIRES LAST USED LAST DEPRECATED CALL REVOKED STATE" {
 		tb.Fatalf("apikey list header %q", lines[0])
 	}
 	rows := map[string]apiKeyRow{}
 	for _, l := range lines[1:] {
 		f := strings.Fields(l)
-		if len(f) != 7 {
-			tb.Fatalf("apikey list row %q has %d columns, want 7", l, len(f))
+		if len(f) != 11 {
+			tb.Fatalf("apikey list row %q has %d columns, want 11", l, len(f))
 		}
-		rows[f[1]] = apiKeyRow{id: f[0], name: f[1], prefix: f[2], createdBy: f[3], created: f[4], lastUsed: f[5], revokedAt: f[6]}
+		rows[f[1]] = apiKeyRow{id: f[0], name: f[1], prefix: f[2], scopes: f[3], createdBy: f[4], created: f[5], expires: f[6],
+			lastUsed: f[7], deprecatedCall: f[8], revokedAt: f[9], state: f[10]}
 	}
 	return rows
 }
@@ -250,7 +253,8 @@ func TestAPIKeyCommands(t *testing.T) {
 		if p.prefix != partner[:models.KeyPrefixLen] {
 			t.Errorf("partner's prefix is %q, want %q", p.prefix, partner[:models.KeyPrefixLen])
 		}
-		if p.createdBy != "cli" || p.revokedAt != "-" || p.lastUsed == "" {
+		if p.createdBy != "cli" || p.revokedAt != "-" || p.lastUsed == "" || p.scopes != "pets:read,pets:write" ||
+			p.expires != "-" || p.deprecatedCall != "-" || p.state != "active" {
 			t.Errorf("partner's row before revocation: %+v", p)
 		}
 		if _, err := time.Parse(time.RFC3339, p.created); err != nil {
@@ -269,6 +273,9 @@ func TestAPIKeyCommands(t *testing.T) {
 		}
 		if d := time.Since(revokedAt); d < -time.Minute || d > 5*time.Minute {
 			t.Errorf("partner revoked at %v, not about now", revokedAt)
+		}
+		if rows["partner"].state != "revoked" {
+			t.Errorf("partner's state after revocation %q, want revoked", rows["partner"].state)
 		}
 		if rows["other"].revokedAt != "-" {
 			t.Errorf("revoking partner revoked other too: %+v", rows["other"])

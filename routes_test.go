@@ -23,6 +23,7 @@ var routePublic = map[string]string{
 	"GET /healthz":         "liveness probe",
 	"GET /readyz":          "readiness probe",
 	"GET /v1/openapi.json": "the API's own description",
+	"GET /docs":            "the interactive API reference, built from that description",
 	"GET /admin/login":     "the sign-in page",
 	"POST /admin/login":    "signing in",
 }

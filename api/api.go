@@ -87,11 +87,12 @@ func (a *API) Register(r gin.IRouter) {
 
 	v1 := r.Group(Prefix, apiHeaders)
 	v1.GET("/openapi.json", a.openAPI)
-	v1.GET("/pets", a.authenticate, a.listPets)
-	v1.POST("/pets", a.authenticate, a.createPet)
+	v1.GET("/pets", a.require(models.ScopePetsRead), a.listPets)
+	v1.POST("/pets", a.require(models.ScopePetsWrite), a.createPet)
 	// Deprecation headers come before authentication so that every
-	// response of this route, errors included, carries them.
-	v1.GET("/pets/:petId", a.deprecated, a.authenticate, a.getPet)
+	// response of this route, errors included, carries them; the calls
+	// are counted by key once authentication has run.
+	v1.GET("/pets/:petId", a.deprecated, a.countDeprecatedCall, a.require(models.ScopePetsRead), a.getPet)
 }
 
 // IsAPIPath reports whether a request path belongs to the API (and so gets

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 
@@ -12,11 +13,22 @@ import (
 // keyContext is where authenticate leaves the caller's API key.
 const keyContext = "petstore.apikey"
 
-// authenticate checks the bearer API key and aborts with 401 when it is
-// missing, malformed, unknown or revoked, then applies the key's rate limit
-// (429 when exceeded). A client address that keeps failing is answered 429
-// before any of that (failureLimiter).
-func (a *API) authenticate(c *gin.Context) {
+// require returns the middleware of a route that needs the scopes need:
+// authorize, with them.
+func (a *API) require(need models.Scopes) gin.HandlerFunc {
+	return func(c *gin.Context) { a.authorize(c, need) }
+}
+
+// authenticate is authorize for a request that needs no scope (an unknown
+// path or method under /v1, answered 404 or 405 once the caller is known).
+func (a *API) authenticate(c *gin.Context) { a.authorize(c, 0) }
+
+// authorize checks the bearer API key and aborts with 401 when it is
+// missing, malformed, unknown, revoked or expired, and with 403 when it
+// lacks a scope of need; then it applies the key's rate limit (429 when
+// exceeded), which a refused request does not spend. A client address that
+// keeps failing is answered 429 before any of that (failureLimiter).
+func (a *API) authorize(c *gin.Context, need models.Scopes) {
 	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
 	keyHash := models.HashKey(key)
 	var addr netip.Prefix
@@ -44,10 +56,27 @@ func (a *API) authenticate(c *gin.Context) {
 		a.failures.succeed(keyHash)
 	}
 	c.Set(keyContext, k)
+	if err := k.Require(need); err != nil {
+		c.Header("WWW-Authenticate", `Bearer realm="petstore", error="insufficient_scope", scope="`+need.String()+`"`)
+		a.rateLimitHeaders(c, k)
+		writeError(c, a.log, err)
+		return
+	}
 	if !a.rateLimit(c, k) {
 		return
 	}
 	c.Next()
+}
+
+// bearerChallenge is the WWW-Authenticate value of a 401 refusing err
+// (RFC 6750 section 3): an expired key is an invalid_token, described by
+// its message (whose characters RFC 6750 allows: no quote, no backslash);
+// any other refusal carries no error code, as today.
+func bearerChallenge(err error, message string) string {
+	if errors.Is(err, models.ErrKeyExpired) {
+		return `Bearer realm="petstore", error="invalid_token", error_description="` + message + `"`
+	}
+	return `Bearer realm="petstore"`
 }
 
 // authFailed counts a failed authentication against the client address.

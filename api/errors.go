@@ -42,7 +42,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		}
 	}
 	if status == http.StatusUnauthorized {
-		c.Header("WWW-Authenticate", `Bearer realm="petstore"`)
+		c.Header("WWW-Authenticate", bearerChallenge(err, body.Message))
 	}
 	writeJSON(c, status, body)
 	c.Abort()

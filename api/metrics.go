@@ -26,7 +26,10 @@ type Metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	rateLimited prometheus.Counter
-	handler     http.Handler
+	// deprecatedCalls counts the calls of the deprecated getPet by API key
+	// prefix: a label value per key staff issued, a bounded set.
+	deprecatedCalls *prometheus.CounterVec
+	handler         http.Handler
 }
 
 // NewMetrics returns the instrumentation with the request, latency and
@@ -51,8 +54,12 @@ func NewMetrics(pools map[string]*sql.DB) *Metrics {
 			Name: "petstore_rate_limited_total",
 			Help: "API requests refused with 429 because their API key exceeded its rate limit on this instance.",
 		}),
+		deprecatedCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "petstore_deprecated_calls_total",
+			Help: "Calls of the deprecated GET /v1/pets/{petId} made with a valid API key, by the key's public prefix.",
+		}, []string{"key_prefix"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited,
+	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.deprecatedCalls,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
@@ -103,6 +110,14 @@ func (m *Metrics) Middleware() gin.HandlerFunc {
 func (m *Metrics) countRateLimited() {
 	if m != nil {
 		m.rateLimited.Inc()
+	}
+}
+
+// countDeprecatedCall records one call of the deprecated getPet by the key
+// with prefix.
+func (m *Metrics) countDeprecatedCall(prefix string) {
+	if m != nil {
+		m.deprecatedCalls.WithLabelValues(prefix).Inc()
 	}
 }
 

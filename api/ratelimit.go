@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,14 @@ type limiter struct {
 	limit rate.Limit
 	burst int
 	now   func() time.Time
+	// policy is the RateLimit-Policy header's value, built once: every
+	// answer to an authenticated request carries it.
+	policy []string
+	// oneSecond holds the RateLimit values with t=1, by r (up to
+	// maxSharedValues). At a rate of one a second or more the next whole
+	// token is never more than a second away, so nearly every answer takes
+	// its value from here instead of formatting and allocating one.
+	oneSecond [][]string
 
 	mu        sync.Mutex
 	buckets   map[int64]*bucket
@@ -56,12 +65,53 @@ func newLimiter(limit rate.Limit, burst int, now func() time.Time) *limiter {
 	if burst < 1 {
 		burst = max(1, int(math.Min(math.Ceil(2*float64(limit)), math.MaxInt32)))
 	}
-	return &limiter{limit: limit, burst: burst, now: now, buckets: map[int64]*bucket{}}
+	l := &limiter{limit: limit, burst: burst, now: now, buckets: map[int64]*bucket{},
+		policy: []string{rateLimitPolicy(limit, burst)}}
+	if limit >= 1 {
+		// After a request takes its token at most burst-1 are left.
+		l.oneSecond = make([][]string, min(burst, maxSharedValues))
+		for r := range l.oneSecond {
+			l.oneSecond[r] = []string{rateLimitValue(int64(r), 1)}
+		}
+	}
+	return l
 }
 
-// allow takes a token from key's bucket. When none is left it takes
-// nothing and returns how long until one will be there.
-func (l *limiter) allow(key int64) (wait time.Duration, ok bool) {
+// maxSharedValues bounds the RateLimit values a limiter builds ahead (about
+// 40 bytes each).
+const maxSharedValues = 1024
+
+// allow takes a token from key's bucket and returns how many are left (a
+// fraction of one may have refilled). When none is left it takes nothing
+// and returns how long until one will be there.
+// setLeft states left tokens in RateLimit (and the policy): r whole
+// requests now, t seconds until the next whole token.
+func (l *limiter) setLeft(h http.Header, left float64) {
+	whole := math.Floor(left)
+	l.setHeaders(h, int64(whole), wholeSeconds((whole+1-left)/float64(l.limit)))
+}
+
+// rateLimitHeaders states the key's quota on an answer that does not
+// spend it (a refusal for a missing scope): every answer to a request
+// whose key was accepted carries the RateLimit headers.
+func (a *API) rateLimitHeaders(c *gin.Context, k models.APIKey) {
+	if l := a.limiter; l != nil {
+		l.setLeft(c.Writer.Header(), l.left(k.ID))
+	}
+}
+
+// left is what key's bucket holds now, without taking from it.
+func (l *limiter) left(key int64) float64 {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.buckets[key]; b != nil {
+		return b.tokens.TokensAt(now)
+	}
+	return float64(l.burst)
+}
+
+func (l *limiter) allow(key int64) (left float64, wait time.Duration, ok bool) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -79,13 +129,13 @@ func (l *limiter) allow(key int64) (wait time.Duration, ok bool) {
 	// and so does not push the key's next chance further away.
 	r := b.tokens.ReserveN(now, 1)
 	if !r.OK() {
-		return time.Second, false
+		return 0, time.Second, false
 	}
 	if wait = r.DelayFrom(now); wait > 0 {
 		r.CancelAt(now)
-		return wait, false
+		return 0, wait, false
 	}
-	return 0, true
+	return b.tokens.TokensAt(now), 0, true
 }
 
 // sweep drops the buckets that are idle and full. The caller holds l.mu.
@@ -107,8 +157,12 @@ func (l *limiter) size() int {
 
 // retryAfter turns a wait into the whole seconds of a Retry-After header,
 // rounded up and at least 1 (a client that waits that long will pass).
-func retryAfter(wait time.Duration) int {
-	s := math.Ceil(wait.Seconds())
+func retryAfter(wait time.Duration) int { return wholeSeconds(wait.Seconds()) }
+
+// wholeSeconds rounds s seconds up to whole ones, at least 1 and at most
+// MaxInt32 (68 years).
+func wholeSeconds(s float64) int {
+	s = math.Ceil(s)
 	switch {
 	case s < 1:
 		return 1
@@ -116,6 +170,55 @@ func retryAfter(wait time.Duration) int {
 		return math.MaxInt32
 	}
 	return int(s)
+}
+
+// The rate-limit header fields of the IETF httpapi draft "RateLimit header
+// fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11), both RFC 9651
+// structured-field lists of one item, the policy "default":
+//
+//	RateLimit-Policy: "default";q=<burst>;w=<seconds the burst takes to refill>
+//	RateLimit: "default";r=<whole tokens left>;t=<seconds until the next whole token>
+//
+// The token bucket refills at limit tokens a second up to burst, so q=burst
+// and w=ceil(burst/limit) state it exactly. t is the time until r grows by
+// one: true to both the draft's -10 reading ("until more quota") and -11's
+// ("no more than r within t"), and on a 429 it equals Retry-After. The
+// names are in Go's canonical form, as Header.Get looks them up.
+const (
+	headerPolicy    = "Ratelimit-Policy"
+	headerRateLimit = "Ratelimit"
+)
+
+// rateLimitPolicy is the RateLimit-Policy value of a bucket of burst
+// tokens refilled at limit a second.
+func rateLimitPolicy(limit rate.Limit, burst int) string {
+	b := append([]byte(`"default";q=`), strconv.Itoa(burst)...)
+	b = append(b, ";w="...)
+	return string(strconv.AppendInt(b, int64(wholeSeconds(float64(burst)/float64(limit))), 10))
+}
+
+// rateLimitValue is the RateLimit value for r whole tokens left, the next
+// in t seconds.
+func rateLimitValue(r int64, t int) string {
+	var buf [48]byte
+	b := append(buf[:0], `"default";r=`...)
+	b = strconv.AppendInt(b, r, 10)
+	b = append(b, ";t="...)
+	return string(strconv.AppendInt(b, int64(t), 10))
+}
+
+// setHeaders sets RateLimit-Policy and RateLimit on an answer: r whole
+// tokens remain, and the next comes in t seconds. It runs on every
+// authenticated request, so it uses the values built ahead when it can
+// and allocates only when it cannot. Sharing them is safe: http.Header
+// values are replaced, never written in place.
+func (l *limiter) setHeaders(h http.Header, r int64, t int) {
+	h[headerPolicy] = l.policy
+	if t == 1 && r < int64(len(l.oneSecond)) {
+		h[headerRateLimit] = l.oneSecond[r]
+		return
+	}
+	h[headerRateLimit] = []string{rateLimitValue(r, t)}
 }
 
 // seconds says n seconds in words: "1 second", "5 seconds".
@@ -127,18 +230,23 @@ func seconds(n int) string {
 }
 
 // rateLimit lets the request of key k go on, or answers 429 with
-// Retry-After and returns false. It runs after authentication, so a
-// request without a valid key gets its 401 first.
+// Retry-After and returns false. Either way the answer carries the
+// RateLimit-Policy and RateLimit headers, whatever its status. It runs
+// after authentication, so a request without a valid key gets its 401
+// first, without them: no key, no quota to state.
 func (a *API) rateLimit(c *gin.Context, k models.APIKey) bool {
-	if a.limiter == nil {
+	l := a.limiter
+	if l == nil {
 		return true
 	}
-	wait, ok := a.limiter.allow(k.ID)
+	left, wait, ok := l.allow(k.ID)
 	if ok {
+		l.setLeft(c.Writer.Header(), left)
 		return true
 	}
 	a.metrics.countRateLimited()
 	secs := retryAfter(wait)
+	l.setHeaders(c.Writer.Header(), 0, secs)
 	c.Header("Retry-After", strconv.Itoa(secs))
 	writeError(c, a.log, &models.Error{Code: models.CodeRateLimited, Message: fmt.Sprintf(
 		"Too many requests with this API key: the limit is %g per second with bursts of %d. Retry in %s.",

@@ -42,6 +42,9 @@ var statuses = map[models.Code]int{
 	models.CodeRateLimited:    http.StatusTooManyRequests,
 	models.CodeInternal:       http.StatusInternalServerError,
 	models.CodeUnavailable:    http.StatusServiceUnavailable,
+
+	// An API key without the scope a request needs (RFC 6750 section 3.1).
+	models.CodeInsufficientScope: http.StatusForbidden,
 }
 
 // Status returns the HTTP status of code: 500 for a code not in the table

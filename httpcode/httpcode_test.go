@@ -18,6 +18,7 @@ func TestStatus(t *testing.T) {
 		{models.CodeInvalidRequest, http.StatusBadRequest},
 		{models.CodeUnauthorized, http.StatusUnauthorized},
 		{httpcode.Forbidden, http.StatusForbidden},
+		{models.CodeInsufficientScope, http.StatusForbidden},
 		{models.CodeNotFound, http.StatusNotFound},
 		{httpcode.MethodNotAllowed, http.StatusMethodNotAllowed},
 		{models.CodeConflict, http.StatusConflict},

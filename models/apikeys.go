@@ -28,10 +28,17 @@ const (
 	KeyPrefixLen = len(keyScheme) + keyIDLen
 	keyLen       = KeyPrefixLen + 1 + keySecretLen
 
-	// lastUsedEvery is how often a key's last-used time is written at most.
-	lastUsedEvery = time.Minute
+	// keyTimeEvery is how often a key's last-used and last-deprecated-call
+	// times are written at most.
+	keyTimeEvery = time.Minute
 	// MaxKeyNameLength bounds an API key's name.
 	MaxKeyNameLength = 100
+)
+
+// The fields of a key to create, besides FieldName, as FieldError names them.
+const (
+	FieldScopes  = "scopes"
+	FieldExpires = "expires"
 )
 
 const keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
@@ -39,18 +46,49 @@ const keyAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 // APIKey is a partner's credential for the /v1 API. The secret itself is
 // never stored.
 type APIKey struct {
-	ID         int64
-	Name       string
-	Prefix     string
-	Hash       string
-	CreatedBy  string
-	CreatedAt  time.Time
+	ID        int64
+	Name      string
+	Prefix    string
+	Hash      string
+	Scopes    Scopes
+	CreatedBy string
+	CreatedAt time.Time
+	// ExpiresAt is the first moment the key is refused; nil: never.
+	ExpiresAt  *time.Time
 	LastUsedAt *time.Time
-	RevokedAt  *time.Time
+	// DeprecatedCallAt is when the key last called the deprecated
+	// GET /v1/pets/{petId}, to within a minute; nil: never.
+	DeprecatedCallAt *time.Time
+	RevokedAt        *time.Time
 }
 
 // Revoked reports whether the key has been revoked.
 func (k APIKey) Revoked() bool { return k.RevokedAt != nil }
+
+// Expired reports whether the key has expired at now.
+func (k *APIKey) Expired(now time.Time) bool { return k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) }
+
+// Require returns nil when the key has every scope of need, else the
+// insufficient_scope refusal naming what is missing.
+func (k *APIKey) Require(need Scopes) error {
+	if k.Scopes.Has(need) {
+		return nil
+	}
+	return &Error{Code: CodeInsufficientScope, Message: fmt.Sprintf(
+		"This API key lacks the %s scope this request needs (it has %s). Ask the store for a key with %[1]s.",
+		strings.Join((need&^k.Scopes).Names(), " and "), strings.Join(k.Scopes.Names(), " and "))}
+}
+
+// ErrKeyExpired is the cause (Error.Err) of the refusal of an expired key,
+// which is otherwise an ErrUnauthorized with its own message. Only a key
+// whose secret matched is said to have expired.
+var ErrKeyExpired = errors.New("api key expired")
+
+// expiredKey is the refusal of a key that expired at at.
+func expiredKey(at time.Time) error {
+	return &Error{Code: CodeUnauthorized, Err: ErrKeyExpired,
+		Message: "This API key expired on " + at.UTC().Format(time.RFC3339) + ". Ask the store for a new key."}
+}
 
 // GenerateKey returns a new random key, 160 bits of secret plus the lookup id.
 func GenerateKey() string {
@@ -114,15 +152,59 @@ func ValidateKeyName(raw string) (string, error) {
 	return name, nil
 }
 
-// CreateAPIKey makes a key named name for creator and returns the stored
-// record and the key itself, which is shown once and never again.
+// APIKeyInput is a key to create as typed in the console's form or given
+// to apikey create.
+type APIKeyInput struct {
+	Name string
+	// Scopes are the scope names asked for (ParseScopes); at least one.
+	Scopes []string
+	// Expires is "" (never) or an expiry as ParseExpiry reads it.
+	Expires string
+}
+
+// NewAPIKey is a validated key to create.
+type NewAPIKey struct {
+	Name      string
+	Scopes    Scopes
+	ExpiresAt *time.Time
+}
+
+// Validate checks every field of in, at now (expiries are relative to it),
+// and reports all the bad ones at once.
+func (in APIKeyInput) Validate(now time.Time) (NewAPIKey, error) {
+	var v validation
+	var nk NewAPIKey
+	var err error
+	if nk.Name, err = ValidateKeyName(in.Name); err != nil {
+		v.add(FieldName, err.(*Error).Message)
+	}
+	if nk.Scopes, err = ParseScopes(in.Scopes); err != nil {
+		v.add(FieldScopes, err.(*Error).Message)
+	} else if nk.Scopes == 0 {
+		v.add(FieldScopes, "Choose at least one scope.")
+	}
+	if nk.ExpiresAt, err = ParseExpiry(in.Expires, now); err != nil {
+		v.add(FieldExpires, err.(*Error).Message)
+	}
+	return nk, v.err()
+}
+
+// CreateAPIKey makes a key named name with the default scopes and no
+// expiry; see CreateAPIKeyFrom.
 func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey, string, error) {
-	name, err := ValidateKeyName(name)
+	return s.CreateAPIKeyFrom(ctx, APIKeyInput{Name: name, Scopes: []string{DefaultScopes.String()}}, creator)
+}
+
+// CreateAPIKeyFrom makes the key in asks for, for creator, and returns the
+// stored record and the key itself, which is shown once and never again.
+// Expiries are checked against the store's clock.
+func (s *Store) CreateAPIKeyFrom(ctx context.Context, in APIKeyInput, creator string) (APIKey, string, error) {
+	nk, err := in.Validate(s.now())
 	if err != nil {
 		return APIKey{}, "", err
 	}
 	for range 3 { // a prefix collision (1 in 2^40 per pair) is retried
-		k, key := s.newAPIKey(name, creator)
+		k, key := s.newAPIKey(nk, creator)
 		err = s.transaction(ctx, func(tx *gorm.DB) error { return insertAPIKey(tx, &k) })
 		if err == nil {
 			s.addKeyPrefix(k.Prefix)
@@ -136,9 +218,10 @@ func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey,
 }
 
 // newAPIKey returns a new key and its record, not yet stored.
-func (s *Store) newAPIKey(name, creator string) (APIKey, string) {
+func (s *Store) newAPIKey(nk NewAPIKey, creator string) (APIKey, string) {
 	key := GenerateKey()
-	return APIKey{Name: name, Prefix: key[:KeyPrefixLen], Hash: HashKey(key), CreatedBy: creator, CreatedAt: s.now()}, key
+	return APIKey{Name: nk.Name, Prefix: key[:KeyPrefixLen], Hash: HashKey(key), Scopes: nk.Scopes,
+		CreatedBy: creator, CreatedAt: s.now(), ExpiresAt: nk.ExpiresAt}, key
 }
 
 // insertAPIKey stores k and its audit event within tx.
@@ -148,7 +231,16 @@ func insertAPIKey(tx *gorm.DB, k *APIKey) error {
 		return err
 	}
 	return tx.Create(&AuditEvent{At: k.CreatedAt, Actor: k.CreatedBy, Action: ActionKeyCreated,
-		TargetType: TargetAPIKey, TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s", k.Name, k.Prefix)}).Error
+		TargetType: TargetAPIKey, TargetID: k.ID, Detail: fmt.Sprintf("name=%q prefix=%s scopes=%q expires=%s",
+			k.Name, k.Prefix, k.Scopes.String(), timeOrNever(k.ExpiresAt))}).Error
+}
+
+// timeOrNever formats an optional time for the audit trail.
+func timeOrNever(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // ListAPIKeys returns every key, newest first. Hashes are included but the
@@ -209,7 +301,9 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 // instance applies at once, one made on another instance within
 // KeyCacheTTL. A key of the wrong shape, or whose prefix no live key has
 // (keyPrefixKnown), is refused without a database read: a flood of made-up
-// keys does not reach the database. The key's use is noted at most once a
+// keys does not reach the database. A key whose secret matched but that
+// has expired is refused with ErrKeyExpired as the cause; expiry is checked
+// on every call, cached or not. The key's use is noted at most once a
 // minute.
 func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	return s.AuthenticateHashed(ctx, key, HashKey(key))
@@ -230,25 +324,66 @@ func (s *Store) AuthenticateHashed(ctx context.Context, key, hash string) (APIKe
 		}
 	}
 	now := s.now()
-	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= lastUsedEvery {
-		// The condition repeats in SQL so that many instances write it once.
-		var res *gorm.DB
-		err := retry(ctx, func() error {
-			res = s.db.WithContext(ctx).Model(&APIKey{}).
-				Where("id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", k.ID, now.Add(-lastUsedEvery)).
-				Update("last_used_at", now)
-			return res.Error
-		})
-		if err != nil {
-			s.log.Warn("could not note api key use", "key_id", k.ID, "error", err)
-		} else {
-			// Written here, or by another instance less than a minute
-			// ago: either way, nothing to write for a minute.
-			k.LastUsedAt = &now
-			s.keys.setLastUsed(hash, now)
-		}
+	if k.Expired(now) {
+		return APIKey{}, expiredKey(*k.ExpiresAt)
 	}
+	s.noteKeyTime(ctx, &k, keyUsed, now)
 	return k, nil
+}
+
+// NoteDeprecatedCall records that k has just called the deprecated
+// GET /v1/pets/{petId}: its deprecated_call_at, written at most once a
+// minute like its last use.
+func (s *Store) NoteDeprecatedCall(ctx context.Context, k APIKey) {
+	s.noteKeyTime(ctx, &k, keyDeprecatedCall, s.now())
+}
+
+// keyTime names a time column of api_keys that notes a key's activity.
+type keyTime int
+
+const (
+	keyUsed           keyTime = iota // last_used_at
+	keyDeprecatedCall                // deprecated_call_at
+)
+
+// keyTimes holds each keyTime's column, the condition of its write and what
+// it notes, for the log.
+var keyTimes = [...]struct{ column, where, what string }{
+	keyUsed:           {"last_used_at", "id = ? AND (last_used_at IS NULL OR last_used_at <= ?)", "use"},
+	keyDeprecatedCall: {"deprecated_call_at", "id = ? AND (deprecated_call_at IS NULL OR deprecated_call_at <= ?)", "deprecated call"},
+}
+
+// field returns k's field of t.
+func (k *APIKey) field(t keyTime) **time.Time {
+	if t == keyDeprecatedCall {
+		return &k.DeprecatedCallAt
+	}
+	return &k.LastUsedAt
+}
+
+// noteKeyTime writes now into k's column t, unless the time k holds (from
+// the key cache or the row) is less than keyTimeEvery old. The condition
+// repeats in SQL so that many instances write it once a minute in all.
+// Once written, k and the cached key hold now. A failed write is logged:
+// it is a note, not a reason to refuse the request.
+func (s *Store) noteKeyTime(ctx context.Context, k *APIKey, t keyTime, now time.Time) {
+	last := k.field(t)
+	if *last != nil && now.Sub(**last) < keyTimeEvery {
+		return
+	}
+	col, id := keyTimes[t], k.ID
+	err := retry(ctx, func() error {
+		return s.db.WithContext(ctx).Model(&APIKey{}).Where(col.where, id, now.Add(-keyTimeEvery)).Update(col.column, now).Error
+	})
+	if err != nil {
+		s.log.Warn("could not note api key "+col.what, "key_id", id, "error", err)
+		return
+	}
+	// Written here, or by another instance less than a minute ago:
+	// either way, nothing to write for a minute.
+	at := now
+	*last = &at
+	s.keys.setTime(k.Hash, t, at)
 }
 
 // checkKey reads the key with prefix and compares its hash in constant

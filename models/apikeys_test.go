@@ -288,6 +288,22 @@ func TestListAPIKeys(t *testing.T) {
 	})
 }
 
+// onceAMinute are the steps of a key's time that is written at most once a
+// minute (its last use, its last deprecated call): when it is noted, after
+// t0, and the time then stored.
+var onceAMinute = []struct {
+	name  string
+	after time.Duration
+	want  time.Time
+}{
+	{"first is written", 0, t0},
+	{"30 s later keeps it", 30 * time.Second, t0},
+	{"59 s later keeps it", 59 * time.Second, t0},
+	{"61 s later updates it", 61 * time.Second, t0.Add(61 * time.Second)},
+	{"30 s after the update keeps it", 91 * time.Second, t0.Add(61 * time.Second)},
+	{"an hour later updates it", time.Hour, t0.Add(time.Hour)},
+}
+
 func TestAPIKeyLastUsed(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
@@ -298,19 +314,7 @@ func TestAPIKeyLastUsed(t *testing.T) {
 		if got := listedKey(t, s, k.ID); got.LastUsedAt != nil {
 			t.Fatalf("new key has last_used_at %v", got.LastUsedAt)
 		}
-		steps := []struct {
-			name  string
-			after time.Duration
-			want  time.Time
-		}{
-			{"first use is written", 0, t0},
-			{"30 s later keeps it", 30 * time.Second, t0},
-			{"59 s later keeps it", 59 * time.Second, t0},
-			{"61 s later updates it", 61 * time.Second, t0.Add(61 * time.Second)},
-			{"30 s after the update keeps it", 91 * time.Second, t0.Add(61 * time.Second)},
-			{"an hour later updates it", time.Hour, t0.Add(time.Hour)},
-		}
-		for _, st := range steps {
+		for _, st := range onceAMinute {
 			c.t = t0.Add(st.after)
 			got, err := s.Authenticate(ctx, key)
 			if err != nil {

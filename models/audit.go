@@ -21,6 +21,7 @@ type AuditEvent struct {
 const (
 	ActionPetCreated       = "pet.created"
 	ActionPetStatusChanged = "pet.status_changed"
+	ActionPetEdited        = "pet.edited"
 	ActionPetsSeeded       = "pet.seeded"
 	ActionKeyCreated       = "apikey.created"
 	ActionKeyRevoked       = "apikey.revoked"
@@ -43,7 +44,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetsSeeded, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden}

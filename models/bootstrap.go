@@ -31,7 +31,7 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 		return nil, err
 	}
 	u.Role = RoleAdmin
-	k, key := s.newAPIKey("first key", "bootstrap")
+	k, key := s.newAPIKey(NewAPIKey{Name: "first key", Scopes: DefaultScopes}, "bootstrap")
 	// One transaction: either both exist and are printed, or neither.
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
 		if err := insertUser(tx, &u, "bootstrap"); err != nil {

@@ -17,11 +17,14 @@ type Code string
 const (
 	CodeInvalidRequest Code = "invalid_request"
 	CodeUnauthorized   Code = "unauthorized"
-	CodeNotFound       Code = "not_found"
-	CodeConflict       Code = "conflict"
-	CodeRateLimited    Code = "rate_limited"
-	CodeInternal       Code = "internal"
-	CodeUnavailable    Code = "unavailable"
+	// CodeInsufficientScope refuses an API key that lacks the scope a
+	// request needs (RFC 6750 section 3.1).
+	CodeInsufficientScope Code = "insufficient_scope"
+	CodeNotFound          Code = "not_found"
+	CodeConflict          Code = "conflict"
+	CodeRateLimited       Code = "rate_limited"
+	CodeInternal          Code = "internal"
+	CodeUnavailable       Code = "unavailable"
 )
 
 // FieldError names one bad input field and says what is wrong with it.

@@ -49,19 +49,15 @@ func (s *Store) MigrateUpTo(ctx context.Context, version int64) error {
 	return err
 }
 
-// RenamePet changes a pet's name through indexPetName, as the renames of
-// issue 12 will, for the tests of the index.
+// RenamePet changes a pet's name through EditPet, the console's edit, for
+// the tests of the search index.
 func (s *Store) RenamePet(ctx context.Context, id int64, name string) error {
-	return s.transaction(ctx, func(tx *gorm.DB) error {
-		var old string
-		if err := tx.Raw("SELECT name FROM pets WHERE id = ?", id).Scan(&old).Error; err != nil {
-			return err
-		}
-		if err := tx.Exec("UPDATE pets SET name = ? WHERE id = ?", name, id).Error; err != nil {
-			return err
-		}
-		return indexPetName(ctx, tx.Statement.ConnPool, id, old, name)
-	})
+	p, err := s.GetPetForEdit(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = s.EditPet(ctx, id, p.Version, NewPet{Name: name, CategoryID: p.CategoryID, Status: p.Status}, "test")
+	return err
 }
 
 // MatchesWords exposes the search rule: every word of the search starts

@@ -74,12 +74,12 @@ func (c *keyCache) put(hash string, k APIKey, checkedAt time.Time, gen uint64) {
 	c.m[hash] = cachedKey{key: k, checkedAt: checkedAt}
 }
 
-// setLastUsed records a last-used time written for the key under hash.
-func (c *keyCache) setLastUsed(hash string, at time.Time) {
+// setTime records the time t written for the key under hash.
+func (c *keyCache) setTime(hash string, t keyTime, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.m[hash]; ok {
-		e.key.LastUsedAt = &at
+		*e.key.field(t) = &at
 		c.m[hash] = e
 	}
 }

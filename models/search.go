@@ -636,7 +636,7 @@ func (s *Store) checkCandidates(ctx context.Context, p searchPlan, ids []int64, 
 		var got []Pet
 		err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 			var pet Pet
-			err := rows.Scan(&pet.ID, &pet.Name, &pet.CategoryID, &pet.Status, &pet.CreatedAt, &pet.UpdatedAt)
+			err := rows.Scan(&pet.ID, &pet.Name, &pet.CategoryID, &pet.Status, &pet.CreatedAt, &pet.UpdatedAt, &pet.Version)
 			got = append(got, pet)
 			return err
 		})
@@ -679,9 +679,9 @@ func (s *Store) checkSQL(p searchPlan) (query string, driverArgs, extra []any) {
 	// (STRAIGHT_JOIN on MySQL, CROSS JOIN on SQLite fix that order). A pet
 	// with two of the keys of one word comes back twice.
 	from, join := "pet_name_words d", " CROSS JOIN "
-	sel := "SELECT p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM "
+	sel := "SELECT p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at, p.version FROM "
 	if s.driver == DriverMySQL {
-		sel, join = "SELECT STRAIGHT_JOIN p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at FROM ", " JOIN "
+		sel, join = "SELECT STRAIGHT_JOIN p.id, p.name, p.category_id, p.status, p.created_at, p.updated_at, p.version FROM ", " JOIN "
 	}
 	where := ""
 	for i, keys := range p.filters {
@@ -719,10 +719,10 @@ func (s *Store) petsByID(ctx context.Context, ids []int64) ([]Pet, error) {
 			args[i] = ids[i]
 		}
 	}
-	query := "SELECT id, name, category_id, status, created_at, updated_at FROM pets WHERE id IN (?" + strings.Repeat(",?", size-1) + ") ORDER BY id"
+	query := "SELECT id, name, category_id, status, created_at, updated_at, version FROM pets WHERE id IN (?" + strings.Repeat(",?", size-1) + ") ORDER BY id"
 	err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 		var p Pet
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt); err != nil {
+		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt, &p.Version); err != nil {
 			return err
 		}
 		pets = append(pets, p)

@@ -12,7 +12,8 @@ import (
 
 func TestPathIsContentHashed(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"css/app.css", "js/app.js", "vendor/htmx-2.0.11.min.js", "vendor/pico-2.1.1.min.css"} {
+	for _, name := range []string{"css/app.css", "js/app.js", "vendor/htmx-2.0.11.min.js", "vendor/pico-2.1.1.min.css",
+		"vendor/swagger-ui-5.35.0/swagger-ui-bundle.js", "vendor/swagger-ui-5.35.0/swagger-ui.css"} {
 		p := static.Path(name)
 		ext := name[strings.LastIndex(name, "."):]
 		want := regexp.MustCompile(`^/static/` + regexp.QuoteMeta(strings.TrimSuffix(name, ext)) + `\.[0-9a-f]{10}` + regexp.QuoteMeta(ext) + `$`)

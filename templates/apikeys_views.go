@@ -23,14 +23,41 @@ type APIKeyRow struct {
 	LastUsed string
 	// Revoked is when the key was revoked, "" while it is live.
 	Revoked string
+	// Scopes are the names of the key's scopes.
+	Scopes []string
+	// Expires is when the key stops working, "never" for a key without
+	// expiry.
+	Expires string
+	// Expired is true once a live (unrevoked) key's expiry has passed.
+	Expired bool
+	// LastDeprecatedCall is when the key last called the deprecated
+	// GET /v1/pets/{petId}, "never" if it has not.
+	LastDeprecatedCall string
 	// ReadOnly leaves out the row's Action cell (no revoke link).
 	ReadOnly bool
 }
 
-// APIKeyForm is the create form as typed, with the name's error if any.
+// APIKeyForm is the create form as typed, with each field's error if any.
 type APIKeyForm struct {
 	Name      string
 	NameError string
+	// Scopes are the scope checkboxes, in order.
+	Scopes      []ScopeOption
+	ScopesError string
+	// Expires is the expiry date as typed (YYYY-MM-DD), "" for none.
+	Expires      string
+	ExpiresError string
+	// MinExpires is the earliest expiry date the date picker offers.
+	MinExpires string
+}
+
+// ScopeOption is one scope's checkbox in the create form.
+type ScopeOption struct {
+	// ID is unique on the page and safe in an id attribute.
+	ID      string
+	Name    string
+	Help    string
+	Checked bool
 }
 
 // NewAPIKey is a key just created. It exists only in the response that

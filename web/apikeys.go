@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
@@ -32,10 +35,11 @@ func (ui *Web) listAPIKeys(c *gin.Context) {
 
 // createAPIKey makes a key and shows it once, in this response only: it is
 // never put in the session, so it cannot be shown again (and the response
-// is no-store, like every console page). A refused name re-renders the form.
+// is no-store, like every console page). A refused name, scope choice or
+// expiry re-renders the form as typed.
 func (ui *Web) createAPIKey(c *gin.Context) {
-	name := c.PostForm("name")
-	k, key, err := ui.store.CreateAPIKey(c.Request.Context(), name, currentUser(c).Username)
+	in := models.APIKeyInput{Name: c.PostForm("name"), Scopes: c.PostFormArray("scope"), Expires: c.PostForm("expires")}
+	k, key, err := ui.store.CreateAPIKeyFrom(c.Request.Context(), in, currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
 		ui.fail(c, err)
@@ -47,7 +51,7 @@ func (ui *Web) createAPIKey(c *gin.Context) {
 		return
 	}
 	if ok {
-		v.Form = templates.APIKeyForm{Name: name, NameError: invalid.Field(models.FieldName)}
+		v.Form = ui.apiKeyForm(in, invalid)
 		ui.showAPIKeys(c, http.StatusUnprocessableEntity, v)
 		return
 	}
@@ -72,7 +76,7 @@ func (ui *Web) confirmRevokeAPIKey(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k)}
+	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k, ui.now())}
 	ui.render(c, http.StatusOK, templates.RevokeAPIKeyPage(ui.page(c, "Revoke API key", "api-keys"), v))
 }
 
@@ -93,26 +97,53 @@ func (ui *Web) revokeAPIKey(c *gin.Context) {
 	if isHTMX(c) {
 		// The row comes first: htmx parses a leading <tr> as table content.
 		f := templates.Flash{Kind: "success", Text: msg}
-		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k)), templates.FlashOOB(f)))
+		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k, ui.now())), templates.FlashOOB(f)))
 		return
 	}
 	flash(c, "success", msg)
 	c.Redirect(http.StatusSeeOther, Prefix+"/api-keys")
 }
 
-// apiKeysView lists the keys for the page.
+// apiKeysView lists the keys for the page, with an empty create form.
 func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 	keys, err := ui.store.ListAPIKeys(c.Request.Context())
 	if err != nil {
 		return templates.APIKeysView{}, err
 	}
-	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys)), ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
+	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys)),
+		Form:     ui.apiKeyForm(models.APIKeyInput{Scopes: models.DefaultScopes.Names()}, nil),
+		ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
+	now := ui.now()
 	for _, k := range keys {
-		row := apiKeyRow(k)
+		row := apiKeyRow(k, now)
 		row.ReadOnly = v.ReadOnly
 		v.Keys = append(v.Keys, row)
 	}
 	return v, nil
+}
+
+// scopeHelp says what each scope allows, beside its checkbox.
+var scopeHelp = map[models.Scopes]string{
+	models.ScopePetsRead:  "list and fetch animals (the GET operations)",
+	models.ScopePetsWrite: "add animals (POST /v1/pets)",
+	models.ScopeMetricsRead: "read the metrics, once they are served behind a key " +
+		"(today they are only served on the private metrics address, without a key)",
+}
+
+// apiKeyForm is the create form holding in, as typed, with the messages of
+// the fields err refuses (nil: none). The scopes in are checked.
+func (ui *Web) apiKeyForm(in models.APIKeyInput, err *models.Error) templates.APIKeyForm {
+	f := templates.APIKeyForm{Name: in.Name, Expires: in.Expires,
+		MinExpires: ui.now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)}
+	for _, s := range models.KnownScopes {
+		name := s.String()
+		f.Scopes = append(f.Scopes, templates.ScopeOption{ID: strings.ReplaceAll(name, ":", "-"), Name: name,
+			Help: scopeHelp[s], Checked: slices.Contains(in.Scopes, name)})
+	}
+	if err != nil {
+		f.NameError, f.ScopesError, f.ExpiresError = err.Field(models.FieldName), err.Field(models.FieldScopes), err.Field(models.FieldExpires)
+	}
+	return f
 }
 
 // findAPIKey returns the key named by the :id parameter.
@@ -134,17 +165,24 @@ func apiKeyID(c *gin.Context) (int64, error) {
 	return id, nil
 }
 
-// apiKeyRow maps a key to its row. The hash stays behind.
-func apiKeyRow(k models.APIKey) templates.APIKeyRow {
-	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedBy: k.CreatedBy,
-		Created: formatTime(k.CreatedAt), LastUsed: "never"}
-	if k.LastUsedAt != nil {
-		row.LastUsed = formatTime(*k.LastUsedAt)
-	}
+// apiKeyRow maps a key to its row, as it stands at now. The hash stays
+// behind.
+func apiKeyRow(k models.APIKey, now time.Time) templates.APIKeyRow {
+	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.Names(), CreatedBy: k.CreatedBy,
+		Created: formatTime(k.CreatedAt), LastUsed: timeOrNever(k.LastUsedAt), Expires: timeOrNever(k.ExpiresAt),
+		LastDeprecatedCall: timeOrNever(k.DeprecatedCallAt), Expired: !k.Revoked() && k.Expired(now)}
 	if k.Revoked() {
 		row.Revoked = formatTime(*k.RevokedAt)
 	}
 	return row
+}
+
+// timeOrNever formats an optional time for the list.
+func timeOrNever(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return formatTime(*t)
 }
 
 // invalidFields returns err as a *models.Error when it names bad form

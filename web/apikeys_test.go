@@ -14,11 +14,15 @@ import (
 	"petstore/models"
 )
 
-// createAPIKey creates a key through the console's form (without htmx) and
-// returns the page and the key it shows once.
+// defaultScopes are the scope fields a browser sends for the create form
+// as it comes: the checkboxes checked by default.
+var defaultScopes = []string{"pets:read", "pets:write"}
+
+// createAPIKey creates a key through the console's form (without htmx), its
+// scopes left as they come, and returns the page and the key it shows once.
 func createAPIKey(t *testing.T, b *browser, tok, name string) (page, string) {
 	t.Helper()
-	p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {name}})
+	p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {name}, "scope": defaultScopes})
 	wantStatus(t, p, http.StatusOK)
 	key, ok := p.Doc.Find(`[data-testid="new-key"] input`).Attr("value")
 	if !ok || !strings.HasPrefix(key, "pst_") {
@@ -154,13 +158,14 @@ func TestCreateAPIKey(t *testing.T) {
 		apiKeyRow(t, list, "Acme shop").Children().Each(func(_ int, s *goquery.Selection) {
 			cells = append(cells, strings.Join(strings.Fields(s.Text()), " "))
 		})
-		want := []string{"Acme shop", k.Prefix, staffName, "2026-11-21 14:03 UTC", "2026-11-21 15:33 UTC", "Active", "Revoke"}
+		want := []string{"Acme shop", k.Prefix, "pets:read pets:write", staffName, "2026-11-21 14:03 UTC", "2026-11-21 15:33 UTC",
+			"never", "never", "Active", "Revoke"}
 		if strings.Join(cells, "|") != strings.Join(want, "|") {
 			t.Errorf("row = %q\nwant  %q", cells, want)
 		}
 		var headers []string
 		list.Doc.Find(`table thead th[scope="col"]`).Each(func(_ int, s *goquery.Selection) { headers = append(headers, s.Text()) })
-		if got := strings.Join(headers, "|"); got != "Name|Prefix|Created by|Created|Last used|Status|Action" {
+		if got := strings.Join(headers, "|"); got != "Name|Prefix|Scopes|Created by|Created|Last used|Expires|Last deprecated call|Status|Action" {
 			t.Errorf("columns %q", got)
 		}
 		if list.Doc.Find("table").AttrOr("aria-labelledby", "") == "" && list.Doc.Find("table caption").Length() == 0 {
@@ -173,7 +178,7 @@ func TestCreateAPIKey(t *testing.T) {
 		if got := strings.TrimSpace(list.Doc.Find(`[data-testid="api-key-row"] th`).First().Text()); got != "Second" {
 			t.Errorf("first row %q, want the newest key", got)
 		}
-		if got := strings.TrimSpace(apiKeyRow(t, list, "Second").Children().Eq(4).Text()); got != "never" {
+		if got := strings.TrimSpace(apiKeyRow(t, list, "Second").Children().Eq(5).Text()); got != "never" {
 			t.Errorf("unused key's last use %q", got)
 		}
 		if strings.Contains(list.Body, key2) {
@@ -187,7 +192,7 @@ func TestCreateAPIKeyHTMX(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
 		b, tok := e.signedIn()
-		p := b.post("/admin/api-keys", url.Values{"name": {"Partner"}}, "HX-Request", "true", "X-CSRF-Token", tok)
+		p := b.post("/admin/api-keys", url.Values{"name": {"Partner"}, "scope": defaultScopes}, "HX-Request", "true", "X-CSRF-Token", tok)
 		wantStatus(t, p, http.StatusOK)
 		if strings.Contains(p.Body, "<html") || p.Doc.Find("section#api-keys-section").Length() != 1 {
 			t.Fatalf("htmx got more or less than the section:\n%s", p.Body)
@@ -228,7 +233,7 @@ func TestCreateAPIKeyInvalid(t *testing.T) {
 				if tt.htmx {
 					headers = []string{"HX-Request", "true"}
 				}
-				p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {tt.input}}, headers...)
+				p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {tt.input}, "scope": defaultScopes}, headers...)
 				wantStatus(t, p, http.StatusUnprocessableEntity)
 				if tt.htmx == (p.Doc.Find("html body main").Length() == 1) {
 					t.Errorf("htmx %v: got the whole page %v", tt.htmx, !tt.htmx)
@@ -444,3 +449,262 @@ func TestAPIKeyUnknownIDs(t *testing.T) {
 		}
 	})
 }
+
+// scopeBoxes returns the create form's scope checkboxes by label.
+func scopeBoxes(t *testing.T, p page) map[string]*goquery.Selection {
+	t.Helper()
+	boxes := map[string]*goquery.Selection{}
+	for label, name := range map[string]string{
+		"pets:read: list and fetch animals (the GET operations)": "pets:read",
+		"pets:write: add animals (POST /v1/pets)":                "pets:write",
+		"metrics:read: read the metrics, once they are served behind a key (today they are only served on the private metrics address, without a key)": "metrics:read",
+	} {
+		box := labelled(t, p, label)
+		if box.AttrOr("type", "") != "checkbox" || box.AttrOr("name", "") != "scope" || box.AttrOr("value", "") != name {
+			t.Errorf("%s: type %q name %q value %q", name, box.AttrOr("type", ""), box.AttrOr("name", ""), box.AttrOr("value", ""))
+		}
+		boxes[name] = box
+	}
+	return boxes
+}
+
+// checked lists the scope checkboxes checked, in form order.
+func checked(p page) string {
+	var names []string
+	p.Doc.Find(`input[name="scope"][checked]`).Each(func(_ int, s *goquery.Selection) { names = append(names, s.AttrOr("value", "")) })
+	return strings.Join(names, " ")
+}
+
+// The create form offers the scopes, pets:read and pets:write checked and
+// metrics:read not, in a labelled group, and an optional expiry date from
+// tomorrow on.
+func TestAPIKeyFormScopesAndExpiry(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		b, _ := e.signedIn()
+		p := b.get("/admin/api-keys")
+		wantStatus(t, p, http.StatusOK)
+		boxes := scopeBoxes(t, p)
+		if got := checked(p); got != "pets:read pets:write" {
+			t.Errorf("checked by default: %q, want pets:read pets:write", got)
+		}
+		fieldset := boxes["pets:read"].Closest("fieldset")
+		if text(p, "fieldset legend") != "Scopes" || fieldset.Find(`input[type="checkbox"]`).Length() != 3 {
+			t.Errorf("the checkboxes are not in a fieldset with the legend Scopes:\n%s", p.Body)
+		}
+		if help := fieldset.AttrOr("aria-describedby", ""); help == "" || text(p, "#"+help) != "What the key may do; at least one." {
+			t.Errorf("the scopes' help %q", help)
+		}
+		if boxes["pets:read"].Closest("form").AttrOr("action", "") != "/admin/api-keys" {
+			t.Error("the scopes are not in the create form")
+		}
+		expires := labelled(t, p, "Expires on (optional)")
+		tomorrow := e.clock.Load().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+		if expires.AttrOr("type", "") != "date" || expires.AttrOr("name", "") != "expires" || expires.AttrOr("min", "") != tomorrow ||
+			expires.AttrOr("value", "x") != "" || expires.AttrOr("required", "no") != "no" {
+			t.Errorf("expiry field: %s", must(goquery.OuterHtml(expires)))
+		}
+		if help := expires.AttrOr("aria-describedby", ""); !strings.Contains(text(p, "#"+help), "00:00 UTC") {
+			t.Errorf("the expiry's help %q does not say when on the day it ends", text(p, "#"+help))
+		}
+	})
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+// A key made with chosen scopes and an expiry date has them, and the list
+// shows them.
+func TestCreateAPIKeyWithScopesAndExpiry(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		b, tok := e.signedIn()
+		day := e.clock.Load().UTC().AddDate(0, 0, 30)
+		date := day.Format(time.DateOnly)
+		tests := []struct {
+			name, expires string
+			scopes        []string
+			want          models.Scopes
+			listed        string
+		}{
+			{"Reader", date, []string{"pets:read"}, models.ScopePetsRead, "pets:read"},
+			{"Writer", "", []string{"pets:write"}, models.ScopePetsWrite, "pets:write"},
+			{"Scraper", "", []string{"metrics:read", "pets:read"}, models.ScopePetsRead | models.ScopeMetricsRead, "pets:read metrics:read"},
+		}
+		for _, tt := range tests {
+			p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {tt.name}, "scope": tt.scopes, "expires": {tt.expires}})
+			wantStatus(t, p, http.StatusOK)
+			key := p.Doc.Find(`[data-testid="new-key"] input`).AttrOr("value", "")
+			k, err := e.store.Authenticate(context.Background(), key)
+			if err != nil || k.Scopes != tt.want {
+				t.Fatalf("%s: key authenticates as %q, %v; want %q", tt.name, k.Scopes, err, tt.want)
+			}
+			wantExpiry := (*time.Time)(nil)
+			if tt.expires != "" {
+				midnight := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
+				wantExpiry = &midnight
+			}
+			if (k.ExpiresAt == nil) != (wantExpiry == nil) || (k.ExpiresAt != nil && !k.ExpiresAt.Equal(*wantExpiry)) {
+				t.Errorf("%s: expires %v, want %v", tt.name, k.ExpiresAt, wantExpiry)
+			}
+			// The form comes back as new.
+			if got := checked(p); got != "pets:read pets:write" || labelled(t, p, "Expires on (optional)").AttrOr("value", "") != "" {
+				t.Errorf("%s: the form after a create has %q checked, expiry %q", tt.name, got, labelled(t, p, "Expires on (optional)").AttrOr("value", ""))
+			}
+		}
+		list := b.get("/admin/api-keys")
+		for _, tt := range tests {
+			row := apiKeyRow(t, list, tt.name)
+			if got := strings.Join(strings.Fields(row.Find(`[data-testid="scopes"]`).Text()), " "); got != tt.listed {
+				t.Errorf("%s: scopes shown %q, want %q", tt.name, got, tt.listed)
+			}
+			want := "never"
+			if tt.expires != "" {
+				want = date + " 00:00 UTC"
+			}
+			if got := strings.Join(strings.Fields(row.Find(`[data-testid="expires"]`).Text()), " "); got != want {
+				t.Errorf("%s: expiry shown %q, want %q", tt.name, got, want)
+			}
+			if row.Find(`[data-testid="expired"]`).Length() != 0 || !strings.Contains(row.Text(), "Active") {
+				t.Errorf("%s: a live key is not shown active", tt.name)
+			}
+		}
+	})
+}
+
+// A refused scope choice or expiry re-renders the form as typed, each
+// message beside its field, and stores nothing.
+func TestCreateAPIKeyScopesOrExpiryInvalid(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		b, tok := e.signedIn()
+		today := e.clock.Load().UTC().Format(time.DateOnly)
+		tests := []struct {
+			name, expires      string
+			scopes             []string
+			scopesMsg, expMsg  string
+			wantChecked, focus string
+			htmx               bool
+		}{
+			{"no scope", "", nil, "Choose at least one scope.", "", "", "key-scope-pets-read", false},
+			{"no scope via htmx", "", nil, "Choose at least one scope.", "", "", "key-scope-pets-read", true},
+			{"forged scope", "", []string{"pets:read", "admin"}, `Unknown scope "admin": the scopes are pets:read, pets:write and metrics:read.`, "", "pets:read", "key-scope-pets-read", false},
+			{"today", today, []string{"pets:write"}, "", "Expiry " + today + "T00:00:00Z is in the past: give a later time.", "pets:write", "key-expires", false},
+			{"not a date", "next week", []string{"pets:read"}, "", `Expiry "next week" is not a number of days (90d), a date (2027-03-01) or an RFC 3339 time (2027-03-01T12:00:00Z).`, "pets:read", "key-expires", true},
+			{"both", "2020-01-01", nil, "Choose at least one scope.", "Expiry 2020-01-01T00:00:00Z is in the past: give a later time.", "", "key-scope-pets-read", false},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var headers []string
+				if tt.htmx {
+					headers = []string{"HX-Request", "true"}
+				}
+				p := b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {"Partner"}, "scope": tt.scopes, "expires": {tt.expires}}, headers...)
+				wantStatus(t, p, http.StatusUnprocessableEntity)
+				if p.Doc.Find(`[data-testid="new-key"]`).Length() != 0 || countAPIKeys(t, e) != 0 {
+					t.Fatal("a key was created")
+				}
+				if labelled(t, p, "Name").AttrOr("value", "") != "Partner" || labelled(t, p, "Expires on (optional)").AttrOr("value", "") != tt.expires {
+					t.Error("the typed name or expiry is not kept")
+				}
+				boxes := scopeBoxes(t, p)
+				if got := checked(p); got != tt.wantChecked {
+					t.Errorf("checked after the refusal: %q, want as sent %q", got, tt.wantChecked)
+				}
+				fieldset := boxes["pets:read"].Closest("fieldset")
+				gotScopes := text(p, "#"+fieldset.AttrOr("aria-describedby", "x"))
+				if tt.scopesMsg != "" && (gotScopes != tt.scopesMsg || boxes["pets:read"].AttrOr("aria-invalid", "") != "true") {
+					t.Errorf("scopes' message %q (invalid %q), want %q", gotScopes, boxes["pets:read"].AttrOr("aria-invalid", ""), tt.scopesMsg)
+				}
+				if tt.scopesMsg == "" && boxes["pets:read"].AttrOr("aria-invalid", "") != "" {
+					t.Error("valid scopes marked invalid")
+				}
+				expires := labelled(t, p, "Expires on (optional)")
+				gotExp := text(p, "#"+expires.AttrOr("aria-describedby", "x"))
+				if tt.expMsg != "" && (gotExp != tt.expMsg || expires.AttrOr("aria-invalid", "") != "true") {
+					t.Errorf("expiry's message %q (invalid %q), want %q", gotExp, expires.AttrOr("aria-invalid", ""), tt.expMsg)
+				}
+				if tt.expMsg == "" && expires.AttrOr("aria-invalid", "") != "" {
+					t.Error("a valid expiry marked invalid")
+				}
+				if focus := p.Doc.Find("[autofocus]"); focus.Length() != 1 || focus.AttrOr("id", "") != tt.focus {
+					t.Errorf("%d autofocused fields, first #%s; want #%s alone", focus.Length(), focus.AttrOr("id", ""), tt.focus)
+				}
+			})
+		}
+	})
+}
+
+// The list shows a key past its expiry as expired, and when each key last
+// called the deprecated GET /v1/pets/{petId}.
+func TestAPIKeyListExpiredAndDeprecatedCalls(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		now := e.clock.Load().UTC().Truncate(time.Second)
+		e.store.SetClock(func() time.Time { return now.Add(-48 * time.Hour) })
+		if _, _, err := e.store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "Old", Scopes: defaultScopes, Expires: "1d"}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		e.store.SetClock(func() time.Time { return now })
+		_, caller, err := e.store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "Caller", Scopes: defaultScopes}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, modern, err := e.store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "Modern", Scopes: defaultScopes}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Caller uses the deprecated endpoint on the API (a 404 counts
+		// too), Modern only its successor.
+		for key, path := range map[string]string{caller: "/v1/pets/1", modern: "/v1/pets"} {
+			req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if want := map[string]int{"/v1/pets/1": http.StatusNotFound, "/v1/pets": http.StatusOK}[path]; res.StatusCode != want {
+				t.Fatalf("GET %s: %d, want %d", path, res.StatusCode, want)
+			}
+		}
+
+		b, _ := e.signedIn()
+		list := b.get("/admin/api-keys")
+		cell := func(name, testid string) string {
+			return strings.Join(strings.Fields(apiKeyRow(t, list, name).Find(`[data-testid="`+testid+`"]`).Text()), " ")
+		}
+		old := apiKeyRow(t, list, "Old")
+		if got := text(page{Doc: goquery.NewDocumentFromNode(old.Nodes[0])}, `[data-testid="expired"]`); got != "Expired" {
+			t.Errorf("expired key's status %q, want Expired", got)
+		}
+		if want := formatDay(now.Add(-24*time.Hour)) + " UTC"; cell("Old", "expires") != want {
+			t.Errorf("expired key's expiry %q, want %q", cell("Old", "expires"), want)
+		}
+		if old.Find(`a[data-testid="revoke"]`).Length() != 1 {
+			t.Error("an expired key cannot be revoked")
+		}
+		if apiKeyRow(t, list, "Modern").Find(`[data-testid="expired"]`).Length() != 0 {
+			t.Error("a key without expiry is shown expired")
+		}
+		if want := formatDay(now) + " UTC"; cell("Caller", "last-deprecated-call") != want {
+			t.Errorf("caller's last deprecated call %q, want %q", cell("Caller", "last-deprecated-call"), want)
+		}
+		if got := cell("Modern", "last-deprecated-call"); got != "never" {
+			t.Errorf("a key that never called it: %q, want never", got)
+		}
+		if !strings.Contains(list.Doc.Find("main").Text(), "5 December 2030") {
+			t.Error("the page does not say when the deprecated endpoint goes")
+		}
+	})
+}
+
+// formatDay is a time as the list shows it, without " UTC".
+func formatDay(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }

@@ -17,6 +17,11 @@ func (ui *Web) registerPets(r gin.IRouter) {
 	r.GET("/pets", ui.listPets)
 	r.POST("/pets", ui.createPet)
 	r.POST("/pets/:id/status", ui.updatePetStatus)
+	// A pet's page and its edit (petedits.go). The edit and the bulk status
+	// change are editor or admin routes (issue 12).
+	r.GET("/pets/:id", ui.showPet)
+	r.POST("/pets/:id", ui.editPet)                  // editor or admin
+	r.POST("/pets/bulk-status", ui.changePetsStatus) // editor or admin
 }
 
 // petsPageSize is how many pets a console page shows.
@@ -52,6 +57,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		Filtered:  l.Status != "" || l.Search != "",
 		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
+		URL:       listingURL(l),
 		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
 	}
 	for _, p := range page.Pets {
@@ -88,9 +94,21 @@ func pager(l models.PetListing, page models.PetListingPage) (newer, older, note 
 	return newer, older, note
 }
 
+// listingURL is the console URL of a listing's page: its filter and where
+// the page starts.
+func listingURL(l models.PetListing) string {
+	switch {
+	case l.After > 0:
+		return petsURL(l, models.FieldAfter, l.After)
+	case l.Before > 0:
+		return petsURL(l, models.FieldBefore, l.Before)
+	}
+	return petsURL(l, "", 0)
+}
+
 func petRow(p models.Pet) templates.PetRow {
 	return templates.PetRow{ID: p.ID, Name: p.Name, CategoryID: strconv.FormatInt(p.CategoryID, 10),
-		Status: string(p.Status), Created: formatTime(p.CreatedAt)}
+		Status: string(p.Status), Created: formatTime(p.CreatedAt), Version: p.Version}
 }
 
 // formatTime shows a time in UTC to the minute, the same on every instance.
@@ -123,6 +141,9 @@ func (ui *Web) listPets(c *gin.Context) {
 	filter := templates.PetFilter{Status: string(l.Status), Query: l.Search}
 	v := templates.PetsView{Filter: filter, Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken},
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}
+	if p.Flash.Kind == bulkFlashKind { // a bulk change's summary, after its redirect
+		v.Summary, p.Flash = p.Flash.Text, templates.Flash{}
+	}
 	ui.render(c, http.StatusOK, templates.PetsPage(p, v))
 }
 

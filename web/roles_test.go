@@ -137,8 +137,9 @@ func fixed(v url.Values) func(models.Role) url.Values {
 
 // routeCases lists every signed-in console route with what each role gets,
 // in an order in which the allowed requests all work: bob is the account
-// acted on, pet and key the pet and API key. Logout comes last.
-func routeCases(pet, key, bob int64) []routeCase {
+// acted on, pet and key the pet and API key, version returns the pet's
+// version as stored. Logout comes last.
+func routeCases(pet, key, bob int64, version func() string) []routeCase {
 	p, k, m := strconv.FormatInt(pet, 10), strconv.FormatInt(key, 10), strconv.FormatInt(bob, 10)
 	wrongPassword := fixed(url.Values{"current": {"not my password at all"}, "new": {"a new password 123"}})
 	return []routeCase{
@@ -155,10 +156,16 @@ func routeCases(pet, key, bob int64) []routeCase {
 		{"POST", "/admin/sessions/end", "/admin/sessions/end", fixed(url.Values{"session": {"no-such-session"}}), everyone(http.StatusSeeOther)},
 		{"POST", "/admin/sessions/end-others", "/admin/sessions/end-others", nil, everyone(http.StatusSeeOther)},
 
+		{"GET", "/admin/pets/:id", "/admin/pets/" + p, nil, everyone(http.StatusOK)},
 		{"POST", "/admin/pets", "/admin/pets", fixed(url.Values{"name": {"Rex"}, "categoryId": {"1"}}), editors(http.StatusSeeOther)},
+		{"POST", "/admin/pets/:id", "/admin/pets/" + p, func(r models.Role) url.Values {
+			return url.Values{"name": {"Mochi the " + string(r)}, "categoryId": {"2"}, "status": {"pending"}, "version": {version()}}
+		}, editors(http.StatusSeeOther)},
+		{"POST", "/admin/pets/bulk-status", "/admin/pets/bulk-status",
+			fixed(url.Values{"pet": {p + ":1"}, "status": {"available"}, "back": {"/admin/pets"}}), editors(http.StatusSeeOther)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
 
-		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}}), admins(http.StatusOK)},
+		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}, "scope": {"pets:read"}}), admins(http.StatusOK)},
 		{"GET", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusOK)},
 		{"POST", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusSeeOther)},
 		{"POST", "/admin/users", "/admin/users", func(r models.Role) url.Values {
@@ -205,7 +212,7 @@ func TestRouteCasesCoverEveryRoute(t *testing.T) {
 		}
 		table := web.RouteRoles()
 		var cased []string
-		for _, c := range routeCases(1, 1, 1) {
+		for _, c := range routeCases(1, 1, 1, func() string { return "1" }) {
 			key := c.method + " " + c.route
 			cased = append(cased, key)
 			need, ok := table[key]
@@ -254,7 +261,13 @@ func TestRolesByRoute(t *testing.T) {
 			u, b, tok := e.member("member-"+string(r), r)
 			visitors[r] = visitor{u, b, tok}
 		}
-		cases := routeCases(pet.ID, key.ID, bob.ID)
+		cases := routeCases(pet.ID, key.ID, bob.ID, func() string {
+			p, err := e.store.GetPetForEdit(ctx, pet.ID)
+			if err != nil {
+				t.Error(err)
+			}
+			return strconv.FormatInt(p.Version, 10)
+		})
 
 		// Refusals first: they change nothing, so every later request
 		// meets the same state.
@@ -292,8 +305,8 @@ func TestRolesByRoute(t *testing.T) {
 			}
 		}
 		// What the allowed requests did.
-		if got, _ := e.store.GetPet(ctx, pet.ID); got.Status != models.StatusSold {
-			t.Errorf("pet status %q after the editors' changes", got.Status)
+		if got, _ := e.store.GetPet(ctx, pet.ID); got.Status != models.StatusSold || got.Name != "Mochi the admin" {
+			t.Errorf("pet %+v after the editors' changes", got)
 		}
 		if keys, _ := e.store.ListAPIKeys(ctx); len(keys) != 2 || keys[0].RevokedAt == nil && keys[1].RevokedAt == nil {
 			t.Errorf("keys after the admin's requests: %+v", keys)
@@ -376,7 +389,8 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
 		ctx := context.Background()
-		if _, err := e.store.CreatePet(ctx, models.NewPet{Name: "Mochi", CategoryID: 2, Status: models.StatusAvailable}, "test"); err != nil {
+		pet, err := e.store.CreatePet(ctx, models.NewPet{Name: "Mochi", CategoryID: 2, Status: models.StatusAvailable}, "test")
+		if err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := e.store.CreateAPIKey(ctx, "app", staffName); err != nil {
@@ -387,23 +401,24 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 			t.Fatal(err)
 		}
 		type shown struct {
-			addPet, statusForms, createKey, revoke, addStaff, memberActions, roleForm int
-			notes                                                                     int
+			addPet, statusForms, bulk, editPet, createKey, revoke, addStaff, memberActions, roleForm int
+			notes                                                                                    int
 		}
 		tests := []struct {
 			role models.Role
 			want shown
 		}{
-			{models.RoleViewer, shown{notes: 4}},
-			{models.RoleEditor, shown{addPet: 1, statusForms: 1, notes: 3}},
-			{models.RoleAdmin, shown{addPet: 1, statusForms: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
+			{models.RoleViewer, shown{notes: 5}},
+			{models.RoleEditor, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
+			{models.RoleAdmin, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {
 			t.Run(string(tt.role), func(t *testing.T) {
 				_, b, _ := e.member("m-"+string(tt.role), tt.role)
 				pets, keys, staff := b.get("/admin/pets"), b.get("/admin/api-keys"), b.get("/admin/users")
 				member := b.get("/admin/users/" + strconv.FormatInt(alice.ID, 10))
-				for _, p := range []page{pets, keys, staff, member} {
+				petPage := b.get("/admin/pets/" + strconv.FormatInt(pet.ID, 10))
+				for _, p := range []page{pets, keys, staff, member, petPage} {
 					wantStatus(t, p, http.StatusOK)
 					if nav := navLabels(p); strings.Join(nav, "|") != "Pets|API keys|Staff|Audit|Sessions" {
 						t.Errorf("navigation %q", nav)
@@ -415,13 +430,15 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 				got := shown{
 					addPet:        pets.Doc.Find(`form#pet-form[action="/admin/pets"]`).Length(),
 					statusForms:   pets.Doc.Find(`form[action$="/status"]`).Length(),
+					bulk:          pets.Doc.Find(`form#bulk-form, input[data-select-all], input[data-select-row]`).Length(),
+					editPet:       petPage.Doc.Find(`form#pet-edit`).Length(),
 					createKey:     keys.Doc.Find(`form[action="/admin/api-keys"]`).Length(),
 					revoke:        keys.Doc.Find(`[data-testid="revoke"]`).Length() + member.Doc.Find(`a[href$="/revoke"]`).Length(),
 					addStaff:      staff.Doc.Find(`form[action="/admin/users"]`).Length(),
 					memberActions: member.Doc.Find(`form[data-testid^="action-"]`).Length(),
 					roleForm:      member.Doc.Find(`form[data-testid="action-role"] select[name="role"]`).Length(),
 				}
-				for _, p := range []page{pets, keys, staff, member} {
+				for _, p := range []page{pets, keys, staff, member, petPage} {
 					got.notes += p.Doc.Find(`[data-testid="read-only-note"]`).Length()
 				}
 				if got != tt.want {

@@ -231,7 +231,7 @@ func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, 
 	}
 	for _, k := range keys {
 		if k.CreatedBy == u.Username && !k.Revoked() {
-			v.Keys = append(v.Keys, apiKeyRow(k))
+			v.Keys = append(v.Keys, apiKeyRow(k, ui.now()))
 		}
 	}
 	return v, nil

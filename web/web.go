@@ -41,6 +41,7 @@ type Web struct {
 	cookie   string
 	secure   bool
 	assets   templates.Assets
+	docs     templates.DocsView
 	now      func() time.Time
 	log      *slog.Logger
 	idle     time.Duration
@@ -72,6 +73,7 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
 			AppJS:   static.Path("js/app.js"),
 		},
+		docs: newDocsView(),
 	}
 	if ui.now == nil {
 		ui.now = time.Now
@@ -94,9 +96,11 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 	return ui, nil
 }
 
-// Register mounts the console, its static files and the / redirect on r.
+// Register mounts the console, its static files, the API reference and the
+// / redirect on r.
 func (ui *Web) Register(r *gin.Engine) {
 	r.GET("/", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix) })
+	r.GET(DocsPath, ui.showDocs)
 	r.GET(static.Prefix+"*file", gin.WrapH(static.Handler()))
 	r.HEAD(static.Prefix+"*file", gin.WrapH(static.Handler()))
 
@@ -114,10 +118,11 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerSessions(staff)
 }
 
-// IsConsolePath reports whether a path belongs to the console (and so
-// gets HTML errors).
+// IsConsolePath reports whether a path belongs to the console or its
+// pages (and so gets HTML errors).
 func IsConsolePath(path string) bool {
-	return path == Prefix || strings.HasPrefix(path, Prefix+"/") || path == "/" || strings.HasPrefix(path, static.Prefix)
+	return path == Prefix || strings.HasPrefix(path, Prefix+"/") || path == "/" || strings.HasPrefix(path, static.Prefix) ||
+		path == DocsPath
 }
 
 // contentSecurityPolicy allows only this origin's scripts and styles: no

@@ -20,6 +20,7 @@ import (
 const (
 	ErrorCodeConflict             ErrorCode = "conflict"
 	ErrorCodeGone                 ErrorCode = "gone"
+	ErrorCodeInsufficientScope    ErrorCode = "insufficient_scope"
 	ErrorCodeInternal             ErrorCode = "internal"
 	ErrorCodeInvalidRequest       ErrorCode = "invalid_request"
 	ErrorCodeMethodNotAllowed     ErrorCode = "method_not_allowed"
@@ -37,6 +38,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeConflict:
 		return true
 	case ErrorCodeGone:
+		return true
+	case ErrorCodeInsufficientScope:
 		return true
 	case ErrorCodeInternal:
 		return true
@@ -82,9 +85,13 @@ func (e PetStatus) Valid() bool {
 	}
 }
 
-// Error defines model for Error.
+// Error The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Error struct {
 	// Code Machine-readable error code; a stable set, only ever added to.
+	//
+	// Example: not_found
 	Code ErrorCode `json:"code"`
 
 	// Details On 400, one entry per bad field.
@@ -98,32 +105,46 @@ type Error struct {
 }
 
 // ErrorCode Machine-readable error code; a stable set, only ever added to.
+//
+// Example: not_found
 type ErrorCode string
 
-// FieldError defines model for FieldError.
+// FieldError One bad field or parameter of a 400.
+//
+// Example: {"field":"petId","message":"Must be a whole number from 1 to 9223372036854775807."}
 type FieldError struct {
 	// Field The bad field or parameter, such as name or limit.
 	Field   string `json:"field"`
 	Message string `json:"message"`
 }
 
-// NewPet defines model for NewPet.
+// NewPet An animal to add.
+//
+// Example: {"categoryId":1,"name":"Rex","status":"available"}
 type NewPet struct {
 	// CategoryId Identifier of the category the animal belongs to.
+	//
+	// Example: 1
 	CategoryId int64 `json:"categoryId"`
 
 	// Name The animal's name; trimmed of leading and trailing white space. Control characters and invisible or text-direction characters are refused (400).
+	//
+	// Example: Rex
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
 	Status *PetStatus `json:"status,omitempty"`
 }
 
-// Pet defines model for Pet.
+// Pet An animal of the store.
+//
+// Example: {"categoryId":1,"id":42,"name":"Rex","status":"available"}
 type Pet struct {
 	CategoryId int64 `json:"categoryId"`
 
 	// Id Assigned by the service on creation.
+	//
+	// Example: 42
 	Id   int64  `json:"id"`
 	Name string `json:"name"`
 
@@ -134,37 +155,62 @@ type Pet struct {
 // PetStatus Availability of the animal.
 type PetStatus string
 
-// Pets defines model for Pets.
+// Pets A page of animals, in ascending id order.
+//
+// Example: [{"categoryId":1,"id":42,"name":"Rex","status":"available"}]
 type Pets = []Pet
 
 // IfNoneMatch defines model for IfNoneMatch.
 type IfNoneMatch = string
 
-// BadRequest defines model for BadRequest.
+// BadRequest The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type BadRequest = Error
 
-// Gone defines model for Gone.
+// Gone The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Gone = Error
 
-// NotFound defines model for NotFound.
+// InsufficientScope The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
+type InsufficientScope = Error
+
+// NotFound The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type NotFound = Error
 
-// PayloadTooLarge defines model for PayloadTooLarge.
+// PayloadTooLarge The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type PayloadTooLarge = Error
 
-// ServerError defines model for ServerError.
+// ServerError The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type ServerError = Error
 
-// TooManyRequests defines model for TooManyRequests.
+// TooManyRequests The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type TooManyRequests = Error
 
-// Unauthorized defines model for Unauthorized.
+// Unauthorized The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Unauthorized = Error
 
-// Unavailable defines model for Unavailable.
+// Unavailable The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Unavailable = Error
 
-// UnsupportedMediaType defines model for UnsupportedMediaType.
+// UnsupportedMediaType The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type UnsupportedMediaType = Error
 
 // ListPetsParams defines parameters for ListPets.
@@ -267,14 +313,14 @@ type ClientInterface interface {
 
 	// ListPets List animals
 	//
-	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 	//
 	// Corresponds with GET /pets (the `ListPets` operationId).
 	ListPets(ctx context.Context, params *ListPetsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePetWithBody Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -283,7 +329,7 @@ type ClientInterface interface {
 
 	// CreatePet Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -292,7 +338,7 @@ type ClientInterface interface {
 
 	// GetPet Fetch one animal (deprecated)
 	//
-	// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 	//
 	// Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 	//
@@ -302,7 +348,7 @@ type ClientInterface interface {
 
 // ListPets List animals
 //
-// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 //
 // Corresponds with GET /pets (the `ListPets` operationId).
 func (c *Client) ListPets(ctx context.Context, params *ListPetsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -319,7 +365,7 @@ func (c *Client) ListPets(ctx context.Context, params *ListPetsParams, reqEditor
 
 // CreatePetWithBody Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes any type of body and a specified content type.
 //
@@ -338,7 +384,7 @@ func (c *Client) CreatePetWithBody(ctx context.Context, contentType string, body
 
 // CreatePet Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -357,7 +403,7 @@ func (c *Client) CreatePet(ctx context.Context, body CreatePetJSONRequestBody, r
 
 // GetPet Fetch one animal (deprecated)
 //
-// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 //
 // Corresponds with GET /pets/{petId} (the `GetPet` operationId).
 // Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
@@ -601,7 +647,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListPetsWithResponse List animals
 	//
-	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -610,7 +656,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePetWithBodyWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -619,7 +665,7 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePetWithResponse Add an animal
 	//
-	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+	// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -628,7 +674,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetPetWithResponse Fetch one animal (deprecated)
 	//
-	// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+	// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -640,23 +686,54 @@ type ClientWithResponsesInterface interface {
 
 // ListPetsResponse200Headers the declared response headers of an HTTP 200 response for ListPets
 type ListPetsResponse200Headers struct {
-	ETag string
-	Link *string
+	ETag            string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // ListPetsResponse304Headers the declared response headers of an HTTP 304 response for ListPets
 type ListPetsResponse304Headers struct {
-	ETag string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListPetsResponse400Headers the declared response headers of an HTTP 400 response for ListPets
+type ListPetsResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // ListPetsResponse401Headers the declared response headers of an HTTP 401 response for ListPets
 type ListPetsResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// ListPetsResponse403Headers the declared response headers of an HTTP 403 response for ListPets
+type ListPetsResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
 }
 
 // ListPetsResponse429Headers the declared response headers of an HTTP 429 response for ListPets
 type ListPetsResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// ListPetsResponse500Headers the declared response headers of an HTTP 500 response for ListPets
+type ListPetsResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListPetsResponse503Headers the declared response headers of an HTTP 503 response for ListPets
+type ListPetsResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type ListPetsResponse struct {
@@ -668,6 +745,8 @@ type ListPetsResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
@@ -678,10 +757,18 @@ type ListPetsResponse struct {
 	Headers200 *ListPetsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPetsResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListPetsResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ListPetsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListPetsResponse403Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *ListPetsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListPetsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -697,6 +784,11 @@ func (r ListPetsResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r ListPetsResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPetsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -745,17 +837,58 @@ func (r ListPetsResponse) ContentType() string {
 
 // CreatePetResponse201Headers the declared response headers of an HTTP 201 response for CreatePet
 type CreatePetResponse201Headers struct {
-	Location *string
+	Location        *string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse400Headers the declared response headers of an HTTP 400 response for CreatePet
+type CreatePetResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // CreatePetResponse401Headers the declared response headers of an HTTP 401 response for CreatePet
 type CreatePetResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// CreatePetResponse403Headers the declared response headers of an HTTP 403 response for CreatePet
+type CreatePetResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
+}
+
+// CreatePetResponse413Headers the declared response headers of an HTTP 413 response for CreatePet
+type CreatePetResponse413Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse415Headers the declared response headers of an HTTP 415 response for CreatePet
+type CreatePetResponse415Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // CreatePetResponse429Headers the declared response headers of an HTTP 429 response for CreatePet
 type CreatePetResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// CreatePetResponse500Headers the declared response headers of an HTTP 500 response for CreatePet
+type CreatePetResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// CreatePetResponse503Headers the declared response headers of an HTTP 503 response for CreatePet
+type CreatePetResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type CreatePetResponse struct {
@@ -767,6 +900,8 @@ type CreatePetResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *PayloadTooLarge
 	// JSON415 the response for an HTTP 415 `application/json` response
@@ -779,10 +914,22 @@ type CreatePetResponse struct {
 	JSON503 *Unavailable
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *CreatePetResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreatePetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *CreatePetResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreatePetResponse403Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreatePetResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreatePetResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *CreatePetResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreatePetResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreatePetResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -798,6 +945,11 @@ func (r CreatePetResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreatePetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePetResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
@@ -856,27 +1008,70 @@ func (r CreatePetResponse) ContentType() string {
 
 // GetPetResponse200Headers the declared response headers of an HTTP 200 response for GetPet
 type GetPetResponse200Headers struct {
-	Deprecation *string
-	ETag        string
-	Link        *string
-	Sunset      *string
+	Deprecation     *string
+	ETag            string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy *string
+	Sunset          *string
 }
 
 // GetPetResponse304Headers the declared response headers of an HTTP 304 response for GetPet
 type GetPetResponse304Headers struct {
-	Deprecation *string
-	ETag        string
-	Sunset      *string
+	Deprecation     *string
+	ETag            string
+	RateLimit       *string
+	RateLimitPolicy *string
+	Sunset          *string
+}
+
+// GetPetResponse400Headers the declared response headers of an HTTP 400 response for GetPet
+type GetPetResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // GetPetResponse401Headers the declared response headers of an HTTP 401 response for GetPet
 type GetPetResponse401Headers struct {
-	WWWAuthenticate *string
+	WWWAuthenticate string
+}
+
+// GetPetResponse403Headers the declared response headers of an HTTP 403 response for GetPet
+type GetPetResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
+}
+
+// GetPetResponse404Headers the declared response headers of an HTTP 404 response for GetPet
+type GetPetResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetPetResponse410Headers the declared response headers of an HTTP 410 response for GetPet
+type GetPetResponse410Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 // GetPetResponse429Headers the declared response headers of an HTTP 429 response for GetPet
 type GetPetResponse429Headers struct {
-	RetryAfter int
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// GetPetResponse500Headers the declared response headers of an HTTP 500 response for GetPet
+type GetPetResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// GetPetResponse503Headers the declared response headers of an HTTP 503 response for GetPet
+type GetPetResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
 }
 
 type GetPetResponse struct {
@@ -888,6 +1083,8 @@ type GetPetResponse struct {
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
 	// JSON410 the response for an HTTP 410 `application/json` response
@@ -902,10 +1099,22 @@ type GetPetResponse struct {
 	Headers200 *GetPetResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPetResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetPetResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *GetPetResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetPetResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetPetResponse404Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *GetPetResponse410Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetPetResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetPetResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -921,6 +1130,11 @@ func (r GetPetResponse) GetJSON400() *BadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r GetPetResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPetResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
@@ -979,7 +1193,7 @@ func (r GetPetResponse) ContentType() string {
 
 // ListPetsWithResponse List animals
 //
-// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400.
+// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -994,7 +1208,7 @@ func (c *ClientWithResponses) ListPetsWithResponse(ctx context.Context, params *
 
 // CreatePetWithBodyWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1009,7 +1223,7 @@ func (c *ClientWithResponses) CreatePetWithBodyWithResponse(ctx context.Context,
 
 // CreatePetWithResponse Add an animal
 //
-// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB.
+// The name is trimmed of leading and trailing white space and must then hold 1 to 255 Unicode code points, without control characters and without invisible or text-direction characters (bidi controls such as U+202E, zero-width and other format characters; the joiners, variation selectors and tags of emoji sequences are accepted). The status defaults to `available`. A client-sent `id` and unknown fields are ignored. The body may be at most 1 MiB. Needs the `pets:write` scope: a key without it is refused with 403 and nothing is created.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1024,7 +1238,7 @@ func (c *ClientWithResponses) CreatePetWithResponse(ctx context.Context, body Cr
 
 // GetPetWithResponse Fetch one animal (deprecated)
 //
-// Deprecated: removed on 5 December 2030 (Sunset); use GET /pets with the status filter. Every response carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. From the sunset date on it answers 410 Gone.
+// Deprecated: this operation will be removed on 5 December 2030 (`Sunset: Thu, 05 Dec 2030 00:00:00 GMT`); from that date on it answers 410 `gone`. Use `GET /pets` instead: `GET /pets?after=<petId - 1>&limit=1` answers with this animal first when it exists (check its id: when it does not, the next one comes). Every response, errors included, carries `Deprecation`, `Sunset` and `Link: </v1/pets>; rel="successor-version"`. Every call made with a valid API key is counted per key (whatever its answer), so that the store can see which partners still call this operation and contact them before the sunset. Needs the `pets:read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -1077,6 +1291,13 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1117,6 +1338,20 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.Link = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPetsResponse304Headers
@@ -1127,19 +1362,88 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListPetsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListPetsResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListPetsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPetsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1148,6 +1452,40 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListPetsResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPetsResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -1187,6 +1525,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
@@ -1235,19 +1580,122 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.Location = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreatePetResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreatePetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreatePetResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreatePetResponse413Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreatePetResponse415Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreatePetResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1256,6 +1704,40 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreatePetResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreatePetResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -1298,6 +1780,13 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
@@ -1360,6 +1849,20 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.Link = &value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1384,6 +1887,20 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1392,18 +1909,107 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			headers.Sunset = &value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetPetResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPetResponse401Headers
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.WWWAuthenticate = &value
+			headers.WWWAuthenticate = value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetPetResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetPetResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 410:
+		var headers GetPetResponse410Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPetResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
@@ -1412,6 +2018,40 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			headers.RetryAfter = value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetPetResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPetResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

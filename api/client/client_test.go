@@ -288,7 +288,7 @@ func (p *partner) checkErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if refused.StatusCode() != http.StatusUnauthorized || refused.JSON401 == nil || refused.JSON401.Code != client.ErrorCodeUnauthorized ||
-		refused.Headers401 == nil || !strings.HasPrefix(deref(refused.Headers401.WWWAuthenticate), "Bearer ") {
+		refused.Headers401 == nil || !strings.HasPrefix(refused.Headers401.WWWAuthenticate, "Bearer ") {
 		t.Errorf("wrong key: %d %s, headers %+v", refused.StatusCode(), refused.Body, refused.Headers401)
 	}
 }

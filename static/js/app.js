@@ -82,4 +82,33 @@
     var field = form.querySelector("[aria-invalid=true]") || form.querySelector("input:not([type=hidden]), select");
     if (field) field.focus();
   });
+
+  // After htmx replaced the pets table for a bulk status change, the
+  // keyboard focus goes back to the bulk form's button the answer marks
+  // (its summary is announced by its own live region).
+  document.addEventListener("htmx:afterSettle", function () {
+    var target = document.querySelector("[data-focus-after-swap]");
+    if (!target) return;
+    target.removeAttribute("data-focus-after-swap");
+    target.focus();
+  });
+
+  // "Select all on this page" ticks every row's box, and follows them:
+  // ticked when all are, mixed when some are. Without this file the box
+  // still works: the server then takes every pet of the page.
+  document.addEventListener("change", function (event) {
+    var box = event.target;
+    if (box.hasAttribute("data-select-all")) {
+      document.querySelectorAll("[data-select-row]").forEach(function (row) { row.checked = box.checked; });
+      box.indeterminate = false;
+      return;
+    }
+    if (!box.hasAttribute("data-select-row")) return;
+    var all = document.querySelector("[data-select-all]");
+    if (!all) return;
+    var rows = document.querySelectorAll("[data-select-row]");
+    var ticked = document.querySelectorAll("[data-select-row]:checked").length;
+    all.checked = ticked === rows.length;
+    all.indeterminate = ticked > 0 && ticked < rows.length;
+  });
 })();

@@ -1,0 +1,14 @@
+-- API keys get scopes, an optional expiry and the time of their last call of
+-- the deprecated GET /v1/pets/{petId} (issue 11). Scopes are the names
+-- separated by spaces; the keys made before scopes existed keep what they
+-- could do, both pets scopes. metrics:read is never a default.
+
+-- +goose Up
+ALTER TABLE api_keys ADD COLUMN scopes TEXT NOT NULL DEFAULT 'pets:read pets:write';
+ALTER TABLE api_keys ADD COLUMN expires_at DATETIME NULL;
+ALTER TABLE api_keys ADD COLUMN deprecated_call_at DATETIME NULL;
+
+-- +goose Down
+ALTER TABLE api_keys DROP COLUMN deprecated_call_at;
+ALTER TABLE api_keys DROP COLUMN expires_at;
+ALTER TABLE api_keys DROP COLUMN scopes;
