@@ -120,7 +120,8 @@ func TestBrowserViewerIsReadOnly(t *testing.T) {
 	if got := j.text(`footer [data-testid="role"]`); got != "(viewer)" {
 		t.Errorf("footer role %q", got)
 	}
-	for css, what := range map[string]string{"#pet-form": "the add form", `form[action$="/status"]`: "a status form", "#add-heading": "the add heading"} {
+	for css, what := range map[string]string{"#pet-form": "the add form", `form[action$="/status"]`: "a status form", "#add-heading": "the add heading",
+		"#bulk-form": "the bulk change", "input[data-select-row]": "a row's checkbox"} {
 		if n := j.count(css); n != 0 {
 			t.Errorf("a viewer sees %s (%d)", what, n)
 		}
@@ -132,6 +133,17 @@ func TestBrowserViewerIsReadOnly(t *testing.T) {
 	j.onPhone("the viewer's pets page")
 	j.screenshot("roles-viewer-pets-phone.png")
 	j.offPhone()
+
+	// A pet's own page reads the same: details and history, no edit form.
+	j.within("open Rex", chromedp.Click(button("//main//td", "Rex")))
+	j.waitText(`[data-testid="pet-heading"]`, "Rex")
+	if j.count("#pet-edit") != 0 {
+		t.Error("a viewer sees the pet's edit form")
+	}
+	j.waitText(`[data-testid="read-only-note"]`, "changing it needs the editor role")
+	j.screenshot("roles-viewer-pet.png")
+	j.open("/admin/pets")
+	j.waitPetNames("Polly", "Rex")
 
 	// With htmx, as a changed page would send it: the message says why.
 	j.markPage()
