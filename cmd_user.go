@@ -16,9 +16,20 @@ import (
 
 func (c cli) userCreate(ctx context.Context, args []string) int {
 	var username string
-	fs, code, ok := c.flags("user create --username NAME", "Adds a staff account for the admin console. The password is the first line of standard input: at least 12 characters, not a common password, not the username, not one character repeated.", args,
+	var role models.Role
+	fs, code, ok := c.flags("user create --username NAME [--role viewer|editor|admin]", "Adds a staff account for the admin console. "+
+		"Viewers read every console page; editors also add and change pets; admins also manage API keys and staff accounts. "+
+		"The password is the first line of standard input: at least 12 characters, not a common password, not the username, not one character repeated.", args,
 		func(fs *flag.FlagSet) {
 			fs.StringVar(&username, "username", "", "the new account's username (required)")
+			fs.Func("role", "the account's role: viewer, editor or admin (default editor; the first account on an empty database is an admin)", func(s string) error {
+				r, err := models.ParseRole(s)
+				if err != nil {
+					return errors.New("must be viewer, editor or admin")
+				}
+				role = r
+				return nil
+			})
 		})
 	if !ok {
 		return code
@@ -37,16 +48,35 @@ func (c cli) userCreate(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer store.Close()
-	u, err := store.CreateUser(ctx, username, password, "cli")
+	if role == "" {
+		if role, err = defaultRole(ctx, store); err != nil {
+			return c.fail(userMessage(err))
+		}
+	}
+	u, err := store.CreateUserWithRole(ctx, username, password, role, "cli")
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
-	fmt.Fprintf(c.stdout, "created staff account %s (id %d)\n", u.Username, u.ID)
+	fmt.Fprintf(c.stdout, "created staff account %s (id %d), role %s\n", u.Username, u.ID, u.Role)
 	return 0
 }
 
+// defaultRole is the role of an account created without --role: an
+// editor, but an admin when it is the first account (made before the first
+// serve, which would have made an admin), so that the console has one.
+func defaultRole(ctx context.Context, store *models.Store) (models.Role, error) {
+	n, err := store.CountUsers(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n == 0 {
+		return models.RoleAdmin, nil
+	}
+	return models.RoleEditor, nil
+}
+
 func (c cli) userList(ctx context.Context, args []string) int {
-	if _, code, ok := c.flags("user list", "Lists the staff accounts: id, username, state (enabled, disabled, or must-change-password after a reset) and creation time.", args, nil); !ok {
+	if _, code, ok := c.flags("user list", "Lists the staff accounts, one a line: id, username, role (viewer, editor or admin), state (enabled, disabled, or must-change-password after a reset) and creation time.", args, nil); !ok {
 		return code
 	}
 	store, err := c.open(ctx)
@@ -59,7 +89,7 @@ func (c cli) userList(ctx context.Context, args []string) int {
 		return c.fail(userMessage(err))
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUSERNAME\tSTATE\tCREATED")
+	fmt.Fprintln(tw, "ID\tUSERNAME\tROLE\tSTATE\tCREATED")
 	for _, u := range users {
 		state := "enabled"
 		switch {
@@ -68,7 +98,7 @@ func (c cli) userList(ctx context.Context, args []string) int {
 		case u.MustChangePassword:
 			state = "must-change-password"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", u.ID, u.Username, state, u.CreatedAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Role, state, u.CreatedAt.Format(time.RFC3339))
 	}
 	tw.Flush()
 	return 0

@@ -599,7 +599,7 @@ func serveOnLoopback(tb testing.TB, h http.Handler, log *slog.Logger, adjust fun
 }
 
 // site is the product's HTTP handler served on loopback over a fresh
-// database holding one staff account (staffUser), which the test reaches
+// database holding one staff account (staffUser, an admin), which the test reaches
 // directly through store. Its log is shown if the test fails.
 type site struct {
 	store   *models.Store
@@ -614,7 +614,7 @@ type site struct {
 func startSite(tb testing.TB, driver string) *site {
 	tb.Helper()
 	store := modelstest.Open(tb, driver)
-	if _, err := store.CreateUser(context.Background(), staffUser, staffPassword, "test"); err != nil {
+	if _, err := store.CreateUserWithRole(context.Background(), staffUser, staffPassword, models.RoleAdmin, "test"); err != nil {
 		tb.Fatalf("create the staff account: %v", err)
 	}
 	logs := &syncBuffer{}

@@ -30,8 +30,10 @@ const usage = `petstore serves the animal store's JSON API and admin console.
 Usage:
   petstore [serve]                        run the server (the default)
   petstore migrate                        bring the database schema up to date
-  petstore user create --username NAME    add a staff account (password: first line of stdin)
-  petstore user list                      list staff accounts and their state
+  petstore user create --username NAME [--role viewer|editor|admin]
+                                          add a staff account, an editor by default
+                                          (password: first line of stdin)
+  petstore user list                      list staff accounts, their roles and states
   petstore user disable --username NAME   disable an account: its sessions end, sign-in is refused
   petstore user enable --username NAME    enable a disabled account again
   petstore user reset-password --username NAME

@@ -23,6 +23,11 @@ func TestUserCommandsUsage(t *testing.T) {
 		{"reset-password without --username", []string{"user", "reset-password"}, 2, "Usage: petstore user reset-password"},
 		{"disable with an extra argument", []string{"user", "disable", "--username", "bob", "now"}, 2, "Usage: petstore user disable"},
 		{"list with an argument", []string{"user", "list", "--all"}, 2, "-all"},
+		{"create --help names the roles", []string{"user", "create", "--help"}, 0, "Usage: petstore user create --username NAME [--role viewer|editor|admin]"},
+		{"create --help says the default", []string{"user", "create", "--help"}, 0, "default editor; the first account on an empty database is an admin"},
+		{"list --help names the role", []string{"user", "list", "--help"}, 0, "role (viewer, editor or admin)"},
+		{"create with an unknown role", []string{"user", "create", "--username", "bob", "--role", "owner"}, 2, `invalid value "owner" for flag -role: must be viewer, editor or admin`},
+		{"create with a capitalised role", []string{"user", "create", "--username", "bob", "--role", "Admin"}, 2, `invalid value "Admin" for flag -role`},
 	}, nil)
 }
 
@@ -59,32 +64,34 @@ func TestUserCommands(t *testing.T) {
 				t.Errorf("%v: stdout not empty:\n%s", args, r.stdout)
 			}
 		}
+		// list returns each account's "role state".
 		list := func() map[string]string {
 			t.Helper()
 			r := runCLI(t, vars, "", "user", "list")
 			wantCode(t, r, 0)
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-			if strings.Join(strings.Fields(lines[0]), " ") != "ID USERNAME STATE CREATED" {
+			if strings.Join(strings.Fields(lines[0]), " ") != "ID USERNAME ROLE STATE CREATED" {
 				t.Fatalf("list header %q", lines[0])
 			}
 			states := map[string]string{}
 			for _, l := range lines[1:] {
 				f := strings.Fields(l)
-				if len(f) != 4 {
+				if len(f) != 5 {
 					t.Fatalf("list row %q", l)
 				}
-				states[f[1]] = f[2]
+				states[f[1]] = f[2] + " " + f[3]
 			}
 			return states
 		}
 
-		if got := list(); got["alice"] != "enabled" || got["bob"] != "enabled" || len(got) != 2 {
+		// The first account is an admin, the next an editor by default.
+		if got := list(); got["alice"] != "admin enabled" || got["bob"] != "editor enabled" || len(got) != 2 {
 			t.Errorf("list %v", got)
 		}
 		if line := ok("user", "disable", "--username", "Bob"); !strings.Contains(line, "disabled staff account bob") || !strings.Contains(line, "API keys keep working") {
 			t.Errorf("disable said %q", line)
 		}
-		if got := list(); got["bob"] != "disabled" {
+		if got := list(); got["bob"] != "editor disabled" {
 			t.Errorf("after disable: %v", got)
 		}
 		store := openStore(t, databaseURL)
@@ -114,7 +121,7 @@ func TestUserCommands(t *testing.T) {
 		if u, err := store.CheckPassword(ctx, "bob", otp); err != nil || !u.MustChangePassword {
 			t.Errorf("one-time password: %+v, %v; want it to sign in, must change", u, err)
 		}
-		if got := list(); got["bob"] != "must-change-password" || got["alice"] != "enabled" {
+		if got := list(); got["bob"] != "editor must-change-password" || got["alice"] != "admin enabled" {
 			t.Errorf("after reset: %v", got)
 		}
 		bob, _ := store.FindUser(ctx, "bob")
@@ -131,6 +138,46 @@ func TestUserCommands(t *testing.T) {
 		}
 		if got := strings.Join(actions, " "); got != "user.password_reset user.enabled user.disabled user.created" {
 			t.Errorf("audit by cli on bob, newest first: %s", got)
+		}
+	})
+}
+
+// user create --role gives the account that role, and says it.
+func TestUserCreateRoles(t *testing.T) {
+	t.Parallel()
+	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+		vars := map[string]string{"DATABASE_URL": databaseURL}
+		const pw = "correct-horse-battery-9"
+		tests := []struct{ name, role, want string }{
+			{"vera", "viewer", "viewer"},
+			{"ed", "", "editor"}, // not the first: vera is
+			{"eve", "editor", "editor"},
+			{"ada", "admin", "admin"},
+		}
+		for _, tt := range tests {
+			args := []string{"user", "create", "--username", tt.name}
+			if tt.role != "" {
+				args = append(args, "--role", tt.role)
+			}
+			r := runCLI(t, vars, pw+"\n", args...)
+			wantCode(t, r, 0)
+			if line := wantOneLine(t, "stdout", r.stdout); !strings.HasPrefix(line, "created staff account "+tt.name+" (id ") ||
+				!strings.HasSuffix(line, "), role "+tt.want) {
+				t.Errorf("%v said %q", args, line)
+			}
+		}
+		store := openStore(t, databaseURL)
+		for _, tt := range tests {
+			u, err := store.FindUser(context.Background(), tt.name)
+			if err != nil || string(u.Role) != tt.want {
+				t.Errorf("%s: %+v, %v; want %s", tt.name, u, err, tt.want)
+			}
+		}
+		// The console keeps an admin: the CLI cannot disable the last one.
+		r := runCLI(t, vars, "", "user", "disable", "--username", "ada")
+		wantCode(t, r, 1)
+		if line := lastLine(r.stderr); !strings.Contains(line, "last enabled admin") {
+			t.Errorf("disabling the last admin said %q", line)
 		}
 	})
 }

@@ -23,7 +23,8 @@ const (
 	PayloadTooLarge      models.Code = "payload_too_large"
 	UnsupportedMediaType models.Code = "unsupported_media_type"
 	// Forbidden is the console's refusal of a form that fails its CSRF
-	// check; the API never answers it.
+	// check, or of a request the member's role does not allow; the API
+	// never answers it.
 	Forbidden models.Code = "forbidden"
 )
 

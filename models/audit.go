@@ -33,6 +33,10 @@ const (
 	ActionUserEnabled      = "user.enabled"
 	ActionPasswordReset    = "user.password_reset"
 	ActionSessionsEnded    = "user.sessions_ended"
+	ActionSessionEnded     = "user.session_ended"
+	ActionRoleChanged      = "user.role_changed"
+	// ActionForbidden is a console request refused for the member's role.
+	ActionForbidden = "console.forbidden"
 
 	TargetPet    = "pet"
 	TargetAPIKey = "apikey"
@@ -42,7 +46,8 @@ const (
 // AuditActions lists every action, for filters.
 var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
-	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded}
+	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
+	ActionRoleChanged, ActionForbidden}
 
 // AuditQuery selects one page of the audit trail, newest first.
 type AuditQuery struct {

@@ -16,8 +16,8 @@ type Bootstrap struct {
 	APIKey   string
 }
 
-// EnsureBootstrap creates the first staff account, with a random password,
-// and one API key when the database has no staff account. It returns nil when
+// EnsureBootstrap creates the first staff account, an admin with a random
+// password, and one API key when the database has no staff account. It returns nil when
 // there was nothing to do, including when another instance starting at the
 // same moment won the race.
 func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
@@ -30,6 +30,7 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 	if err != nil {
 		return nil, err
 	}
+	u.Role = RoleAdmin
 	k, key := s.newAPIKey(NewAPIKey{Name: "first key", Scopes: DefaultScopes}, "bootstrap")
 	// One transaction: either both exist and are printed, or neither.
 	err = s.transaction(ctx, func(tx *gorm.DB) error {

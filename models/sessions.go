@@ -1,12 +1,14 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -19,6 +21,10 @@ import (
 // in have no row (their session is a signed cookie), so a flood of visits
 // stores nothing.
 type Session struct {
+	// Handle names a stored session in the account's list of sessions and
+	// its forms: the hash of its id (SessionHandle), which the table holds
+	// and which no cookie can be made from. CreateSession ignores it.
+	Handle string
 	// UserID is the signed-in account.
 	UserID int64
 	// Data is the session's values, encoded by the console.
@@ -68,6 +74,10 @@ func IsSessionID(s string) bool {
 	return err == nil
 }
 
+// SessionHandle returns the handle of the session with id (see
+// Session.Handle).
+func SessionHandle(id string) string { return hashSessionID(id) }
+
 // hashSessionID returns the key a session id is stored under.
 func hashSessionID(id string) string {
 	sum := sha256.Sum256([]byte(id))
@@ -104,8 +114,12 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	if err != nil {
 		return Session{}, s.dbErr("get session", err)
 	}
-	return Session{UserID: row.UserID, Data: row.Data, ClientIP: row.ClientIP, UserAgent: row.UserAgent,
-		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, ExpiresAt: row.ExpiresAt}, nil
+	return row.session(), nil
+}
+
+func (row sessionRow) session() Session {
+	return Session{Handle: row.IDHash, UserID: row.UserID, Data: row.Data, ClientIP: row.ClientIP, UserAgent: row.UserAgent,
+		CreatedAt: row.CreatedAt, UpdatedAt: row.UpdatedAt, ExpiresAt: row.ExpiresAt}
 }
 
 // UpdateSession replaces the data of session id and records it as seen at
@@ -137,6 +151,63 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, er
 		return res.Error
 	})
 	return n, s.dbErr("delete user sessions", err)
+}
+
+// ListUserSessions returns the account's sessions that have not expired,
+// the most recently seen first (UpdatedAt, which the console writes at most
+// once a minute per session). The data stays behind.
+func (s *Store) ListUserSessions(ctx context.Context, userID int64) ([]Session, error) {
+	var rows []sessionRow
+	err := s.db.WithContext(ctx).Omit("data").Where("user_id = ? AND expires_at > ?", userID, s.now()).
+		Order("updated_at DESC").Order("id_hash").Find(&rows).Error
+	if err != nil {
+		return nil, s.dbErr("list user sessions", err)
+	}
+	list := make([]Session, 0, len(rows))
+	for _, row := range rows {
+		list = append(list, row.session())
+	}
+	return list, nil
+}
+
+// EndUserSession signs the account userID out of its session handle (one
+// browser) and records it, with what describes the session (such as its
+// browser and address). A handle that names none of the account's sessions
+// is not_found.
+func (s *Store) EndUserSession(ctx context.Context, userID int64, handle, describe string) error {
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		var u User
+		if err := tx.Where("id = ?", userID).Take(&u).Error; err != nil {
+			return err
+		}
+		res := tx.Where("user_id = ? AND id_hash = ?", userID, handle).Delete(&sessionRow{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return cmp.Or(res.Error, gorm.ErrRecordNotFound)
+		}
+		return auditUser(tx, s.now(), u.Username, ActionSessionEnded, u, describe)
+	})
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return &Error{Code: CodeNotFound, Message: "This session has ended already."}
+	}
+	return s.dbErr("end user session", err)
+}
+
+// EndOtherSessions signs the account userID out of every session but keep
+// (a handle), records it, and returns how many ended.
+func (s *Store) EndOtherSessions(ctx context.Context, userID int64, keep string) (int64, error) {
+	var n int64
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		var u User
+		if err := tx.Where("id = ?", userID).Take(&u).Error; err != nil {
+			return err
+		}
+		res := tx.Where("user_id = ? AND id_hash <> ?", userID, keep).Delete(&sessionRow{})
+		if n = res.RowsAffected; res.Error != nil || n == 0 {
+			return res.Error
+		}
+		return auditUser(tx, s.now(), u.Username, ActionSessionsEnded, u, fmt.Sprintf("%d other sessions; this one kept", n))
+	})
+	return n, s.accountErr(userID, "end other sessions", err)
 }
 
 // endSessions deletes every stored session of the account userID within

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -30,8 +29,10 @@ type User struct {
 	// MustChangePassword is set when another member reset the password: the
 	// console lets the account do nothing but choose a new one.
 	MustChangePassword bool
-	CreatedAt          time.Time
-	UpdatedAt          time.Time
+	// Role is what the account may do in the console.
+	Role      Role
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Disabled reports whether the account is disabled.
@@ -53,12 +54,23 @@ func ValidateUsername(raw string) (string, error) {
 	return name, nil
 }
 
-// CreateUser adds a staff account with a bcrypt-hashed password.
+// CreateUser adds a staff account with a bcrypt-hashed password, as an
+// editor: the everyday role (CreateUserWithRole gives another).
 func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
+	return s.CreateUserWithRole(ctx, username, password, RoleEditor, actor)
+}
+
+// CreateUserWithRole adds a staff account with a bcrypt-hashed password
+// and the role.
+func (s *Store) CreateUserWithRole(ctx context.Context, username, password string, role Role, actor string) (User, error) {
+	if _, err := ParseRole(string(role)); err != nil {
+		return User{}, err
+	}
 	u, err := s.newUser(ctx, username, password)
 	if err != nil {
 		return User{}, err
 	}
+	u.Role = role
 	err = s.transaction(ctx, func(tx *gorm.DB) error { return insertUser(tx, &u, actor) })
 	if err != nil {
 		return User{}, s.userErr(u.Username, err)
@@ -85,7 +97,7 @@ func (s *Store) newUser(ctx context.Context, username, password string) (User, e
 		return User{}, internal("hash password", err)
 	}
 	now := s.now()
-	return User{Username: username, PasswordHash: string(hash), SessionVersion: 1, CreatedAt: now, UpdatedAt: now}, nil
+	return User{Username: username, PasswordHash: string(hash), SessionVersion: 1, Role: RoleEditor, CreatedAt: now, UpdatedAt: now}, nil
 }
 
 // insertUser stores u and its audit event within tx.
@@ -95,7 +107,7 @@ func insertUser(tx *gorm.DB, u *User, actor string) error {
 		return err
 	}
 	return tx.Create(&AuditEvent{At: u.CreatedAt, Actor: actor, Action: ActionUserCreated, TargetType: TargetUser,
-		TargetID: u.ID, Detail: "username=" + u.Username}).Error
+		TargetID: u.ID, Detail: "username=" + u.Username + "; role=" + string(u.Role)}).Error
 }
 
 func (s *Store) userErr(username string, err error) error {
@@ -193,32 +205,25 @@ func (s *Store) FindUser(ctx context.Context, username string) (User, error) {
 // DisableUser disables the account id: its sign-in is refused and its
 // sessions end at once (the session version goes up in the same
 // transaction). Its API keys keep working until revoked. Disabling a
-// disabled account changes nothing. The last enabled account cannot be
-// disabled, even when two members disable each other at the same moment.
+// disabled account changes nothing. The last enabled account, and the last
+// enabled admin, cannot be disabled, even when two members disable each
+// other at the same moment (see lockAccounts).
 func (s *Store) DisableUser(ctx context.Context, id int64, actor string) (User, error) {
 	var u User
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		// Lock the rows of every enabled account before counting them. On
-		// InnoDB a locking read waits for the other transaction and then
-		// sees its committed change, so of two members disabling each
-		// other at once the second counts one enabled account and stops.
-		// (SQLite transactions are immediate: they run one at a time.)
-		// Rows are locked in id order, so concurrent callers queue
-		// instead of deadlocking.
-		var enabled []User
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("disabled_at IS NULL").Order("id").Find(&enabled).Error
+		accounts, err := lockAccounts(tx)
 		if err != nil {
 			return err
 		}
-		i := slices.IndexFunc(enabled, func(e User) bool { return e.ID == id })
-		if i < 0 {
-			u = User{}
-			return tx.Where("id = ?", id).Take(&u).Error // disabled already, or no such account
+		if u, err = findAccount(accounts, id); err != nil || u.Disabled() {
+			return err
 		}
-		if len(enabled) == 1 {
+		switch enabled, admins := enabledCount(accounts); {
+		case enabled == 1:
 			return errLastEnabled
+		case u.Role == RoleAdmin && admins == 1:
+			return errLastAdminDisable
 		}
-		u = enabled[i]
 		now := s.now()
 		err = tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
 			"disabled_at": now, "session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error

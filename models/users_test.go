@@ -473,7 +473,7 @@ func TestDisableAndEnableUser(t *testing.T) {
 		// The right password of a disabled account is a failed sign-in
 		// (it counts against the sign-in limits) that says why.
 		want := []string{
-			"test user.created username=bob",
+			"test user.created username=bob; role=editor",
 			"alice user.disabled username=bob; sessions ended; API keys not revoked",
 			"bob user.login_failed sign-in of a disabled account from 192.0.2.1",
 			"cli user.enabled username=bob",

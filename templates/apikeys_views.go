@@ -7,6 +7,9 @@ type APIKeysView struct {
 	Form APIKeyForm
 	// NewKey is the key created by this very request, shown once; nil otherwise.
 	NewKey *NewAPIKey
+	// ReadOnly hides the create form and the revoke links: the member's
+	// role may not manage keys.
+	ReadOnly bool
 }
 
 // APIKeyRow is one key in the list. Times are ready to show, in UTC.
@@ -30,6 +33,8 @@ type APIKeyRow struct {
 	// LastDeprecatedCall is when the key last called the deprecated
 	// GET /v1/pets/{petId}, "never" if it has not.
 	LastDeprecatedCall string
+	// ReadOnly leaves out the row's Action cell (no revoke link).
+	ReadOnly bool
 }
 
 // APIKeyForm is the create form as typed, with each field's error if any.

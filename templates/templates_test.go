@@ -25,7 +25,8 @@ func render(t *testing.T, c templ.Component) (*goquery.Document, string) {
 	return doc, buf.String()
 }
 
-var page = templates.Page{Title: "Pets", Section: "pets", Username: "alice", CSRFToken: "tok-123",
+var page = templates.Page{Title: "Pets", Section: "pets", Username: "alice", CSRFToken: "tok-123", Role: "admin",
+	Nav:    []templates.NavItem{{Href: "/admin/pets", Label: "Pets", Section: "pets"}, {Href: "/admin/audit", Label: "Audit", Section: "audit"}},
 	Assets: templates.Assets{PicoCSS: "/static/p.css", AppCSS: "/static/a.css", HTMX: "/static/h.js", AppJS: "/static/app.js"}}
 
 func TestLayout(t *testing.T) {
@@ -39,6 +40,15 @@ func TestLayout(t *testing.T) {
 	}
 	if doc.Find(`nav a[aria-current="page"]`).Text() != "Pets" {
 		t.Error("active section not marked")
+	}
+	// The navigation is the page's entries, in order; the footer names the role.
+	var nav []string
+	doc.Find(`nav a[href^="/admin/"]`).Each(func(_ int, s *goquery.Selection) { nav = append(nav, s.AttrOr("href", "")+" "+s.Text()) })
+	if strings.Join(nav, "|") != "/admin/pets Pets|/admin/audit Audit" {
+		t.Errorf("navigation %q", nav)
+	}
+	if got := doc.Find(`footer [data-testid="role"]`).Text(); got != "(admin)" {
+		t.Errorf("footer role %q", got)
 	}
 	if doc.Find(`[data-testid="sign-out"]`).Text() != "Sign out" {
 		t.Error("no sign-out button")

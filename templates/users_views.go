@@ -8,7 +8,15 @@ type StaffView struct {
 	Password PasswordForm
 	// MinPasswordLength is the password rule, told before it is broken.
 	MinPasswordLength int
+	// ReadOnly hides the add form: the member's role may not manage staff.
+	ReadOnly bool
 }
+
+// Roles lists the role values in the order the forms offer them.
+var Roles = []string{"viewer", "editor", "admin"}
+
+// roleHelp says what each role may do, beside the role fields.
+const roleHelp = "Viewers read every page; editors also add and change pets; admins also manage API keys and staff accounts."
 
 // StaffRow is one staff account in the list.
 type StaffRow struct {
@@ -17,6 +25,8 @@ type StaffRow struct {
 	Created  string
 	// State is "Enabled", "Disabled" or "Must change password".
 	State string
+	// Role is "viewer", "editor" or "admin".
+	Role string
 	// You marks the signed-in staff member.
 	You bool
 }
@@ -27,6 +37,9 @@ type StaffAddForm struct {
 	Username      string
 	UsernameError string
 	PasswordError string
+	// Role is the role chosen, "" for the default (editor).
+	Role      string
+	RoleError string
 }
 
 // PasswordForm is the change-password form's errors; what was typed in
@@ -45,6 +58,11 @@ type MemberView struct {
 	// offered only for others.
 	You      bool
 	Disabled bool
+	// Role is "viewer", "editor" or "admin".
+	Role string
+	// ReadOnly hides the actions and the revoke links: the signed-in
+	// member's role may not manage staff accounts.
+	ReadOnly bool
 	// DisabledAt is when the account was disabled, "" while enabled.
 	DisabledAt         string
 	MustChangePassword bool

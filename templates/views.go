@@ -8,15 +8,26 @@ type Page struct {
 	// Title is the page's own title; the layout adds the product name.
 	Title string
 	// Section marks the active navigation entry: "pets", "api-keys",
-	// "users" or "audit"; "" marks none.
+	// "users", "audit" or "sessions"; "" marks none.
 	Section string
 	// Username is the signed-in staff member, "" on the sign-in page.
 	Username string
+	// Role is the signed-in member's role ("viewer", "editor", "admin").
+	Role string
+	// Nav lists the pages the member's role may open.
+	Nav []NavItem
 	// CSRFToken goes into every form and into htmx's request headers.
 	CSRFToken string
 	Assets    Assets
 	// Flash is a one-time message shown at the top of the page.
 	Flash Flash
+}
+
+// NavItem is one entry of the navigation.
+type NavItem struct {
+	Href, Label string
+	// Section is the Page.Section that marks the entry current.
+	Section string
 }
 
 // Assets are the content-hashed URLs of the static files.

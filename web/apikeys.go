@@ -111,10 +111,13 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 		return templates.APIKeysView{}, err
 	}
 	v := templates.APIKeysView{Keys: make([]templates.APIKeyRow, 0, len(keys)),
-		Form: ui.apiKeyForm(models.APIKeyInput{Scopes: models.DefaultScopes.Names()}, nil)}
+		Form:     ui.apiKeyForm(models.APIKeyInput{Scopes: models.DefaultScopes.Names()}, nil),
+		ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
 	now := ui.now()
 	for _, k := range keys {
-		v.Keys = append(v.Keys, apiKeyRow(k, now))
+		row := apiKeyRow(k, now)
+		row.ReadOnly = v.ReadOnly
+		v.Keys = append(v.Keys, row)
 	}
 	return v, nil
 }

@@ -36,7 +36,7 @@ type env struct {
 }
 
 // newEnv starts the console (with the rest of the product, as serve does)
-// over a fresh database holding one staff account.
+// over a fresh database holding one staff account, an admin.
 func newEnv(t *testing.T, store *models.Store) *env {
 	t.Helper()
 	e := &env{t: t, store: store}
@@ -48,7 +48,7 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	}
 	e.srv = httptest.NewServer(h)
 	t.Cleanup(e.srv.Close)
-	if _, err := store.CreateUser(context.Background(), staffName, staffPassword, "test"); err != nil {
+	if _, err := store.CreateUserWithRole(context.Background(), staffName, staffPassword, models.RoleAdmin, "test"); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -144,7 +144,7 @@ func (ui *Web) renderPet(c *gin.Context, status int, pet models.Pet, form templa
 	form.CSRFToken = p.CSRFToken
 	v := templates.PetPageView{ID: pet.ID, Name: pet.Name, CategoryID: strconv.FormatInt(pet.CategoryID, 10),
 		Status: string(pet.Status), Created: formatTime(pet.CreatedAt), Updated: formatTime(pet.UpdatedAt),
-		Version: pet.Version, Form: form}
+		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id")}
 	for _, ev := range events {
 		v.History = append(v.History, auditRow(ev))
 	}

@@ -58,10 +58,11 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
 		URL:       listingURL(l),
+		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
 	}
 	for _, p := range page.Pets {
 		r := petRow(p)
-		r.Changed = p.ID == changed
+		r.Changed, r.ReadOnly = p.ID == changed, t.ReadOnly
 		t.Rows = append(t.Rows, r)
 	}
 	t.NewerURL, t.OlderURL, t.Note = pager(l, page)
@@ -138,7 +139,8 @@ func (ui *Web) listPets(c *gin.Context) {
 	}
 	p := ui.page(c, "Pets", "pets")
 	filter := templates.PetFilter{Status: string(l.Status), Query: l.Search}
-	v := templates.PetsView{Filter: filter, Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken}}
+	v := templates.PetsView{Filter: filter, Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken},
+		ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}
 	if p.Flash.Kind == bulkFlashKind { // a bulk change's summary, after its redirect
 		v.Summary, p.Flash = p.Flash.Text, templates.Flash{}
 	}

@@ -222,7 +222,7 @@ func safeNext(next string) string {
 
 // page builds the layout data of a page.
 func (ui *Web) page(c *gin.Context, title, section string) templates.Page {
-	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: ui.assets}
+	p := ui.pageFrame(c, title, section)
 	if s := session(c); s != nil {
 		p.CSRFToken = ui.csrfToken(c)
 		if flashes := s.Flashes(); len(flashes) > 0 {
@@ -234,6 +234,13 @@ func (ui *Web) page(c *gin.Context, title, section string) templates.Page {
 		}
 	}
 	return p
+}
+
+// pageFrame is the layout data that comes from the request alone: the
+// title, the signed-in member and the navigation their role may use.
+func (ui *Web) pageFrame(c *gin.Context, title, section string) templates.Page {
+	u := currentUser(c)
+	return templates.Page{Title: title, Section: section, Username: u.Username, Role: string(u.Role), Nav: ui.nav(c), Assets: ui.assets}
 }
 
 // flash stores a message for the next page (after a redirect).

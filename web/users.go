@@ -19,6 +19,7 @@ func (ui *Web) registerUsers(r gin.IRouter) {
 	r.POST("/users", ui.createUser)
 	r.POST("/users/password", ui.changePassword)
 	r.GET("/users/:id", ui.showMember)
+	r.POST("/users/:id/role", ui.setMemberRole)
 	r.POST("/users/:id/disable", ui.disableMember)
 	r.POST("/users/:id/enable", ui.enableMember)
 	r.POST("/users/:id/end-sessions", ui.endMemberSessions)
@@ -73,11 +74,12 @@ func (ui *Web) listUsers(c *gin.Context) {
 	ui.render(c, http.StatusOK, templates.StaffPage(ui.page(c, "Staff", "users"), v))
 }
 
-// createUser adds a staff account. Refused input re-renders the form with
-// the messages beside the fields; the password is never sent back.
+// createUser adds a staff account, an editor unless the form chooses
+// another role. Refused input re-renders the form with the messages beside
+// the fields; the password is never sent back.
 func (ui *Web) createUser(c *gin.Context) {
-	username := c.PostForm("username")
-	u, err := ui.store.CreateUser(c.Request.Context(), username, c.PostForm("password"), currentUser(c).Username)
+	username, role := c.PostForm("username"), c.DefaultPostForm("role", string(models.RoleEditor))
+	u, err := ui.store.CreateUserWithRole(c.Request.Context(), username, c.PostForm("password"), models.Role(role), currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
 		ui.fail(c, err)
@@ -89,7 +91,7 @@ func (ui *Web) createUser(c *gin.Context) {
 		return
 	}
 	if ok {
-		v.Add = templates.StaffAddForm{Username: username,
+		v.Add = templates.StaffAddForm{Username: username, Role: role, RoleError: invalid.Field(models.FieldRole),
 			UsernameError: invalid.Field(models.FieldUsername), PasswordError: invalid.Field(models.FieldPassword)}
 		if isHTMX(c) {
 			ui.render(c, http.StatusUnprocessableEntity, templ.Join(templates.StaffSection(ui.csrfToken(c), v), templates.FlashOOB(templates.Flash{})))
@@ -98,7 +100,7 @@ func (ui *Web) createUser(c *gin.Context) {
 		ui.render(c, http.StatusUnprocessableEntity, templates.StaffPage(ui.page(c, "Staff", "users"), v))
 		return
 	}
-	msg := "Staff member " + u.Username + " added."
+	msg := "Staff member " + u.Username + " added as " + withArticle(u.Role) + "."
 	if isHTMX(c) {
 		f := templates.Flash{Kind: "success", Text: msg}
 		ui.render(c, http.StatusOK, templ.Join(templates.StaffSection(ui.csrfToken(c), v), templates.FlashOOB(f)))
@@ -162,10 +164,11 @@ func (ui *Web) staffView(c *gin.Context) (templates.StaffView, error) {
 		return templates.StaffView{}, err
 	}
 	me := currentUser(c).ID
-	v := templates.StaffView{Members: make([]templates.StaffRow, 0, len(users)), MinPasswordLength: models.MinPasswordLength}
+	v := templates.StaffView{Members: make([]templates.StaffRow, 0, len(users)), MinPasswordLength: models.MinPasswordLength,
+		ReadOnly: !ui.may(c, "POST "+Prefix+"/users")}
 	for _, u := range users {
 		v.Members = append(v.Members, templates.StaffRow{ID: u.ID, Username: u.Username, Created: formatTime(u.CreatedAt),
-			State: accountState(u), You: u.ID == me})
+			State: accountState(u), Role: string(u.Role), You: u.ID == me})
 	}
 	return v, nil
 }
@@ -209,7 +212,8 @@ func (ui *Web) renderMember(c *gin.Context, status int, u models.User, otp, refu
 func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, error) {
 	ctx := c.Request.Context()
 	v := templates.MemberView{ID: u.ID, Username: u.Username, You: u.ID == currentUser(c).ID, Disabled: u.Disabled(),
-		MustChangePassword: u.MustChangePassword, Created: formatTime(u.CreatedAt), LastSignIn: "never"}
+		MustChangePassword: u.MustChangePassword, Created: formatTime(u.CreatedAt), LastSignIn: "never",
+		Role: string(u.Role), ReadOnly: !ui.may(c, "POST "+Prefix+"/users/:id/role")}
 	if u.DisabledAt != nil {
 		v.DisabledAt = formatTime(*u.DisabledAt)
 	}
@@ -273,6 +277,15 @@ func (ui *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context
 	}
 	flash(c, "success", strings.ReplaceAll(done, "{name}", u.Username))
 	c.Redirect(http.StatusSeeOther, templates.MemberPath(u.ID))
+}
+
+// setMemberRole gives an account the role of the form field "role". The
+// last enabled admin keeps the role (a conflict, shown on the page).
+func (ui *Web) setMemberRole(c *gin.Context) {
+	role := models.Role(c.PostForm("role"))
+	ui.memberAction(c, "", func(ctx context.Context, id int64, actor string) (models.User, error) {
+		return ui.store.SetRole(ctx, id, role, actor)
+	}, "{name} is now "+withArticle(role)+".")
 }
 
 // disableMember disables an account: its sessions end at once.

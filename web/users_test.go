@@ -77,8 +77,8 @@ func TestStaffPage(t *testing.T) {
 		if got := strings.Join(staffNames(p), "|"); got != "alice (you)|bob" {
 			t.Errorf("staff list %q", got)
 		}
-		if !strings.HasSuffix(text(p, `[data-testid="staff-row"] td`), " UTC") {
-			t.Errorf("created %q", text(p, `[data-testid="staff-row"] td`))
+		if !strings.HasSuffix(text(p, `[data-testid="staff-row"] td.nowrap`), " UTC") {
+			t.Errorf("created %q", text(p, `[data-testid="staff-row"] td.nowrap`))
 		}
 		if text(p, `nav [aria-current="page"]`) != "Staff" {
 			t.Errorf("current navigation entry %q", text(p, `nav [aria-current="page"]`))
@@ -87,7 +87,7 @@ func TestStaffPage(t *testing.T) {
 			action, button string
 			fields         map[string]string // label -> name
 		}{
-			{"/admin/users", "Add staff member", map[string]string{"Username": "username", "Password": "password"}},
+			{"/admin/users", "Add staff member", map[string]string{"Username": "username", "Password": "password", "Role": "role"}},
 			{"/admin/users/password", "Change password", map[string]string{"Current password": "current", "New password": "new"}},
 		}
 		for _, f := range forms {
@@ -125,7 +125,7 @@ func TestAddStaffMember(t *testing.T) {
 			t.Fatalf("the new member cannot sign in: %v", err)
 		}
 		list := b.get("/admin/users")
-		if got := text(list, `[data-testid="flash"]`); got != "Staff member bob added." {
+		if got := text(list, `[data-testid="flash"]`); got != "Staff member bob added as an editor." {
 			t.Errorf("flash %q", got)
 		}
 		if got := strings.Join(staffNames(list), "|"); got != "alice (you)|bob" {
@@ -144,7 +144,7 @@ func TestAddStaffMember(t *testing.T) {
 		if got := strings.Join(staffNames(p), "|"); got != "alice (you)|bob|carol" {
 			t.Errorf("staff list %q", got)
 		}
-		if got := text(p, `#flash[hx-swap-oob] [data-testid="flash"]`); got != "Staff member carol added." {
+		if got := text(p, `#flash[hx-swap-oob] [data-testid="flash"]`); got != "Staff member carol added as an editor." {
 			t.Errorf("flash %q", got)
 		}
 		if labelled(t, p, "Username").AttrOr("value", "x") != "" {

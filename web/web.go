@@ -108,13 +108,14 @@ func (ui *Web) Register(r *gin.Engine) {
 	admin.GET("/login", ui.showLogin)
 	admin.POST("/login", ui.login)
 
-	staff := admin.Group("", ui.requireStaff, ui.checkAccount)
+	staff := admin.Group("", ui.requireStaff, ui.checkAccount, ui.authorize)
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
 	staff.POST("/logout", ui.logout)
 	ui.registerPets(staff)
 	ui.registerAPIKeys(staff)
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
+	ui.registerSessions(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
@@ -217,7 +218,7 @@ func (ui *Web) fail(c *gin.Context, err error) {
 // session, for server error pages. The CSRF token is kept when the session
 // has one (it loaded before the failure).
 func (ui *Web) pageWithoutSession(c *gin.Context, title, section string) templates.Page {
-	p := templates.Page{Title: title, Section: section, Username: currentUser(c).Username, Assets: ui.assets}
+	p := ui.pageFrame(c, title, section)
 	if session(c) != nil {
 		if s, err := ui.sessions.Get(c.Request, ui.cookie); err == nil {
 			p.CSRFToken, _ = s.Values[keyCSRF].(string)

@@ -37,9 +37,21 @@
     p.textContent = text;
     region.appendChild(p);
   }
+  // A request the member's role does not allow: the error page's own
+  // message says which role it needs (parsed, never run: DOMParser
+  // documents execute no script, and only the text is taken).
+  function refusalMessage(xhr) {
+    if (!xhr || xhr.getResponseHeader("Petstore-Refusal") !== "role") return "";
+    var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    var p = doc.querySelector(".error-page p");
+    return p ? p.textContent.trim() : "";
+  }
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
-    if (status === 403) {
+    var refused = refusalMessage(event.detail.xhr);
+    if (refused) {
+      showError(refused);
+    } else if (status === 403) {
       showError("The page has expired, so nothing was changed. Reload the page and try again.");
     } else if (status === 503) {
       showError("The store's database is not answering. Nothing was lost; try again in a moment.");
@@ -56,6 +68,15 @@
   // (With an outerHTML swap, detail.target is the old, removed form;
   // the event's own target is the new one.)
   document.addEventListener("htmx:afterSwap", function (event) {
+    var region = event.target;
+    // A region marked data-refocus-heading (a list an action just changed)
+    // gives the focus to its heading, so the keyboard does not start over
+    // from the top of the page.
+    if (region && region.hasAttribute && region.hasAttribute("data-refocus-heading")) {
+      var heading = region.querySelector("h2[tabindex]");
+      if (heading) heading.focus();
+      return;
+    }
     var form = event.target;
     if (!form || form.tagName !== "FORM" || !form.hasAttribute("data-refocus")) return;
     var field = form.querySelector("[aria-invalid=true]") || form.querySelector("input:not([type=hidden]), select");
