@@ -1,11 +1,12 @@
 package api
 
 import (
-	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"net/http"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/gin-gonic/gin"
 )
 
@@ -15,13 +16,15 @@ import (
 // console included), and instances agree on it. A GET whose If-None-Match
 // names it is answered 304 with no body.
 
-// etagOf is the strong entity tag of body: the first 16 bytes of its
-// SHA-256, in hex.
+// etagOf is the strong entity tag of body: its 64-bit xxHash in 16 hex
+// digits (the same on every instance; no secret is at stake, and the
+// SHA-256 it replaced cost 2-3% of a 100-pet page).
 func etagOf(body []byte) string {
-	sum := sha256.Sum256(body)
-	var b [34]byte
-	b[0], b[33] = '"', '"'
-	hex.Encode(b[1:33], sum[:16])
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(body))
+	var b [18]byte
+	b[0], b[17] = '"', '"'
+	hex.Encode(b[1:17], sum[:])
 	return string(b[:])
 }
 

@@ -29,7 +29,7 @@ func TestConditionalReads(t *testing.T) {
 		for _, path := range []string{onePath, "/v1/pets?limit=5"} {
 			first := e.get(path)
 			tag := first.Header.Get("ETag")
-			if first.Status != http.StatusOK || len(tag) != 34 || tag[0] != '"' {
+			if first.Status != http.StatusOK || len(tag) != 18 || tag[0] != '"' {
 				t.Fatalf("GET %s: %d, ETag %q", path, first.Status, tag)
 			}
 			if again := e.get(path); again.Header.Get("ETag") != tag {
@@ -41,7 +41,7 @@ func TestConditionalReads(t *testing.T) {
 					t.Errorf("GET %s If-None-Match %s: %d, ETag %q, body %q; want 304, %s, none", path, inm, r.Status, r.Header.Get("ETag"), r.Body, tag)
 				}
 			}
-			for _, inm := range []string{`"other"`, tag[1:33], "garbage"} {
+			for _, inm := range []string{`"other"`, tag[1:len(tag)-1], "garbage"} {
 				if r := e.conditionalGet(path, inm); r.Status != http.StatusOK || r.Header.Get("ETag") != tag || len(r.Body) == 0 {
 					t.Errorf("GET %s If-None-Match %s: %d, want 200 with the body", path, inm, r.Status)
 				}
