@@ -41,7 +41,7 @@ func TestConditionalReads(t *testing.T) {
 					t.Errorf("GET %s If-None-Match %s: %d, ETag %q, body %q; want 304, %s, none", path, inm, r.Status, r.Header.Get("ETag"), r.Body, tag)
 				}
 			}
-			for _, inm := range []string{`"other"`, tag[1:len(tag)-1], "garbage"} {
+			for _, inm := range []string{`"other"`, tag[1 : len(tag)-1], "garbage"} {
 				if r := e.conditionalGet(path, inm); r.Status != http.StatusOK || r.Header.Get("ETag") != tag || len(r.Body) == 0 {
 					t.Errorf("GET %s If-None-Match %s: %d, want 200 with the body", path, inm, r.Status)
 				}
