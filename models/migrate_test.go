@@ -24,6 +24,17 @@ func openUnmigrated(tb testing.TB, driver, dsn string) *models.Store {
 	return s
 }
 
+// storeAt opens a fresh database of driver migrated up to version, for
+// tests of the migrations after it.
+func storeAt(t *testing.T, driver string, version int64) *models.Store {
+	t.Helper()
+	s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
+	if err := s.MigrateUpTo(context.Background(), version); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // schemaTables are the tables the migrations create.
 var schemaTables = []string{"pets", "users", "api_keys", "audit_events"}
 

@@ -50,10 +50,7 @@ func TestPetVersionMigration(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
-			if err := s.MigrateUpTo(ctx, 10); err != nil {
-				t.Fatal(err)
-			}
+			s := storeAt(t, driver, 10)
 			if _, err := s.SQLDB().Exec("INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES ('Old Rex', 1, 'sold', ?, ?)",
 				"2026-01-02 03:04:05", "2026-01-02 03:04:05"); err != nil {
 				t.Fatal(err)

@@ -355,10 +355,7 @@ func TestRolesMigration(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
-			if err := s.MigrateUpTo(ctx, 7); err != nil {
-				t.Fatal(err)
-			}
+			s := storeAt(t, driver, 7)
 			for _, name := range []string{"old-alice", "old-bob"} {
 				if _, err := s.SQLDB().Exec("INSERT INTO users (username, password_hash, created_at, updated_at) VALUES (?, 'x', ?, ?)",
 					name, "2026-01-02 03:04:05", "2026-01-02 03:04:05"); err != nil {

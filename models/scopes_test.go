@@ -339,10 +339,7 @@ func TestMigrationKeyScopes(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
-			if err := s.MigrateUpTo(ctx, 7); err != nil {
-				t.Fatal(err)
-			}
+			s := storeAt(t, driver, 7)
 			key := models.GenerateKey()
 			if _, err := s.SQLDB().Exec("INSERT INTO api_keys (name, prefix, hash, created_by, created_at) VALUES ('old', ?, ?, 'tester', ?)",
 				key[:models.KeyPrefixLen], models.HashKey(key), "2026-01-02 03:04:05"); err != nil {

@@ -385,10 +385,7 @@ func TestSearchIndexBuiltByMigration(t *testing.T) {
 		t.Run(driver, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			s := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
-			if err := s.MigrateUpTo(ctx, 5); err != nil {
-				t.Fatal(err)
-			}
+			s := storeAt(t, driver, 5)
 			insert := func(names ...string) {
 				t.Helper()
 				for _, n := range names {
