@@ -633,12 +633,14 @@ func goSignIn(e *env, b *browser) (string, error) {
 	form := url.Values{"csrf_token": {token(body)}, "username": {staffName}, "password": {staffPassword}}
 	// Sign-ins beyond the password-hashing capacity are answered 503 at
 	// once (models.Options.PasswordHashers); a browser's user tries again.
-	for try := 1; ; try++ {
+	// Tries go on for seconds, not a count: under -race on a loaded
+	// 2-core machine one bcrypt takes hundreds of milliseconds.
+	for deadline := time.Now().Add(15 * time.Second); ; {
 		st, _, err = goDo(e, b, http.MethodPost, "/admin/login", form)
-		if err != nil || st != http.StatusServiceUnavailable || try == 20 {
+		if err != nil || st != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err != nil || st != http.StatusSeeOther {
 		return "", fmt.Errorf("sign in: %d, %v", st, err)
