@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -74,4 +75,23 @@ func (e *env) conditionalGet(path, ifNoneMatch string) response {
 	h := e.authHeader()
 	h["If-None-Match"] = ifNoneMatch
 	return e.do("GET", path, h, "")
+}
+
+// A page larger than net/http's 2 KiB buffer states its length instead of
+// being sent in chunks.
+func TestLargePageHasContentLength(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env) {
+		for i := range 40 {
+			if r := e.post(fmt.Sprintf(`{"name":"A rather long pet name number %d","categoryId":%d}`, i, i+1)); r.Status != http.StatusCreated {
+				t.Fatalf("create %d: %d %s", i, r.Status, r.Body)
+			}
+		}
+		r := e.get("/v1/pets?limit=40")
+		if r.Status != http.StatusOK || len(r.Body) <= 2048 {
+			t.Fatalf("page: %d, %d bytes; want 200 over 2 KiB", r.Status, len(r.Body))
+		}
+		if got := r.Header.Get("Content-Length"); got != strconv.Itoa(len(r.Body)) {
+			t.Fatalf("Content-Length %q for a body of %d bytes", got, len(r.Body))
+		}
+	})
 }
