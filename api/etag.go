@@ -35,8 +35,8 @@ func etagOf(body []byte) string {
 func conditional(c *gin.Context, body []byte) bool {
 	tag := etagOf(body)
 	h := c.Writer.Header()
-	h.Set("ETag", tag)
-	h.Set("Cache-Control", "private, no-cache")
+	h["Etag"] = []string{tag} // canonical keys set directly: Set would allocate a canonical "ETag"
+	h["Cache-Control"] = cacheRevalidate
 	if !noneMatch(c.Request.Header.Values("If-None-Match"), tag) {
 		return false
 	}
@@ -44,6 +44,10 @@ func conditional(c *gin.Context, body []byte) bool {
 	c.Writer.WriteHeaderNow()
 	return true
 }
+
+// cacheRevalidate is the Cache-Control of an answer with an ETag, shared
+// (http.Header values are replaced, never written in place).
+var cacheRevalidate = []string{"private, no-cache"}
 
 // noneMatch reports whether If-None-Match header values name tag, by the
 // weak comparison GET uses (a W/ prefix is ignored), or are "*". Values

@@ -86,7 +86,6 @@ func ParsePetQuery(params url.Values) (PetQuery, error) {
 		}
 		return vals[0], true
 	}
-	limitMsg := fmt.Sprintf("Limit must be a whole number from 1 to %d.", MaxPageLimit)
 	if s, ok := get(FieldLimit, limitMsg); ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > MaxPageLimit || s[0] == '+' {
@@ -106,6 +105,10 @@ func ParsePetQuery(params url.Values) (PetQuery, error) {
 	}
 	return q, nil
 }
+
+// limitMsg refuses a limit out of range (a constant: ParsePetQuery runs
+// on every list request).
+var limitMsg = "Limit must be a whole number from 1 to " + strconv.Itoa(MaxPageLimit) + "."
 
 // afterMessage refuses an after that is not an id (or 0, the start).
 const afterMessage = "After must be a pet id: a whole number from 0 upwards."

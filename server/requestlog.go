@@ -13,6 +13,10 @@ import (
 	"petstore/web"
 )
 
+// requestIDHeader is X-Request-ID in its canonical form, so that reading
+// and setting it on every request allocates no canonical copy of the name.
+const requestIDHeader = "X-Request-Id"
+
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // requestLog gives every request an id (X-Request-ID, accepted when sane,
@@ -20,13 +24,16 @@ var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 func requestLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
-		id := c.GetHeader("X-Request-ID")
+		id := ""
+		if v := c.Request.Header[requestIDHeader]; len(v) > 0 {
+			id = v[0]
+		}
 		if !requestIDPattern.MatchString(id) {
 			var b [8]byte
 			rand.Read(b[:])
 			id = hex.EncodeToString(b[:])
 		}
-		c.Header("X-Request-ID", id)
+		c.Writer.Header()[requestIDHeader] = []string{id}
 		c.Next()
 		route := c.FullPath()
 		if route == "" {
