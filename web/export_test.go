@@ -452,13 +452,21 @@ func (e *env) slowServer(b *browser, timeout time.Duration) (*httptest.Server, *
 	return srv, &http.Client{Transport: tr, Jar: b.client.Jar}
 }
 
-// startExport asks for an export and reads its headers.
-func startExport(t *testing.T, srv *httptest.Server, client *http.Client, query string) *http.Response {
+// slowExport stores 2500 pets, signs in and asks a slowServer (with the
+// timeouts) for the export of query, as the staff account; it returns the
+// answer once its headers are read.
+func (e *env) slowExport(t *testing.T, query string, timeout time.Duration) *http.Response {
 	t.Helper()
+	if _, err := e.store.SeedPets(context.Background(), 2500, "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := e.signedIn()
+	srv, client := e.slowServer(b, timeout)
 	res, err := client.Get(srv.URL + "/admin/pets/export.csv" + query)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { res.Body.Close() })
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", res.StatusCode)
 	}
@@ -484,13 +492,7 @@ func (e *env) waitExportEvent(t *testing.T, seen int) string {
 func TestExportOutlastsServerTimeouts(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
-		if _, err := e.store.SeedPets(context.Background(), 2500, "test", nil); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := e.signedIn()
-		srv, client := e.slowServer(b, 300*time.Millisecond)
-		res := startExport(t, srv, client, "")
-		defer res.Body.Close()
+		res := e.slowExport(t, "", 300*time.Millisecond)
 		var body strings.Builder
 		buf := make([]byte, 1024)
 		start := time.Now()
@@ -522,12 +524,7 @@ func TestExportOutlastsServerTimeouts(t *testing.T) {
 func TestExportClientGone(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
-		if _, err := e.store.SeedPets(context.Background(), 2500, "test", nil); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := e.signedIn()
-		srv, client := e.slowServer(b, 0)
-		res := startExport(t, srv, client, "?status=available")
+		res := e.slowExport(t, "?status=available", 0)
 		if _, err := io.ReadFull(res.Body, make([]byte, 2000)); err != nil {
 			t.Fatal(err)
 		}
@@ -546,13 +543,7 @@ func TestExportClientGone(t *testing.T) {
 func TestExportFailsMidway(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
-		if _, err := e.store.SeedPets(context.Background(), 2500, "test", nil); err != nil {
-			t.Fatal(err)
-		}
-		b, _ := e.signedIn()
-		srv, client := e.slowServer(b, 0)
-		res := startExport(t, srv, client, "")
-		defer res.Body.Close()
+		res := e.slowExport(t, "", 0)
 		if _, err := io.ReadFull(res.Body, make([]byte, 2000)); err != nil {
 			t.Fatal(err)
 		}
