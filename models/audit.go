@@ -23,6 +23,7 @@ const (
 	ActionPetStatusChanged = "pet.status_changed"
 	ActionPetEdited        = "pet.edited"
 	ActionPetsSeeded       = "pet.seeded"
+	ActionPetsExported     = "pet.exported"
 	ActionKeyCreated       = "apikey.created"
 	ActionKeyRevoked       = "apikey.revoked"
 	ActionUserCreated      = "user.created"
@@ -44,7 +45,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden}

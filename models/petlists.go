@@ -195,7 +195,7 @@ type PetListingPage struct {
 // Before one probe for a pet the other way (the newest page has nothing
 // newer). A name search is planned once for both.
 func (s *Store) ListPetsNewestFirst(ctx context.Context, l PetListing, limit int) (PetListingPage, error) {
-	read, err := s.petPages(ctx, l)
+	read, err := s.petPages(ctx, l, MaxPageLimit)
 	if err != nil {
 		return PetListingPage{}, err
 	}
@@ -238,13 +238,16 @@ func (s *Store) ListPetsNewestFirst(ctx context.Context, l PetListing, limit int
 	return out, nil
 }
 
-// petPages returns the reader of pages of a listing's filter: a name
-// search is checked and planned once, for every page read with it.
-func (s *Store) petPages(ctx context.Context, l PetListing) (func(PetQuery) (PetPage, error), error) {
+// petPages returns the reader of pages of a listing's filter, of at most
+// maxLimit pets (MaxPageLimit for the console's pages, ExportChunk for an
+// export's chunks): a name search is checked and planned once, for every
+// page read with it.
+func (s *Store) petPages(ctx context.Context, l PetListing, maxLimit int) (func(PetQuery) (PetPage, error), error) {
 	if l.Search == "" {
 		return func(q PetQuery) (PetPage, error) {
 			q.Status = l.Status
-			return s.ListPetsPage(ctx, q)
+			pets, more, err := s.listPets(ctx, q, maxLimit)
+			return PetPage{Pets: pets, More: more}, err
 		}, nil
 	}
 	if _, err := validateSearch(l.Search); err != nil {
@@ -255,7 +258,7 @@ func (s *Store) petPages(ctx context.Context, l PetListing) (func(PetQuery) (Pet
 		return nil, s.dbErr("search pets", err)
 	}
 	return func(q PetQuery) (PetPage, error) {
-		if q.Limit < 1 || q.Limit > MaxPageLimit {
+		if q.Limit < 1 || q.Limit > maxLimit {
 			q.Limit = DefaultPageLimit
 		}
 		if !ok {
@@ -277,7 +280,12 @@ const petsByStatus = "pets FORCE INDEX (idx_pets_status_id)"
 // follow it. It reads Limit+1 rows to know; it never counts the table, so
 // its cost does not grow with the table.
 func (s *Store) ListPets(ctx context.Context, q PetQuery) ([]Pet, bool, error) {
-	if q.Limit < 1 || q.Limit > MaxPageLimit {
+	return s.listPets(ctx, q, MaxPageLimit)
+}
+
+// listPets is ListPets with pages of up to maxLimit pets.
+func (s *Store) listPets(ctx context.Context, q PetQuery, maxLimit int) ([]Pet, bool, error) {
+	if q.Limit < 1 || q.Limit > maxLimit {
 		q.Limit = DefaultPageLimit
 	}
 	if q.NameContains != "" {

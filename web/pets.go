@@ -58,6 +58,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
 		URL:       listingURL(l),
+		ExportURL: exportURL(l),
 		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
 	}
 	for _, p := range page.Pets {

@@ -157,6 +157,7 @@ func routeCases(pet, key, bob int64, version func() string) []routeCase {
 		{"POST", "/admin/sessions/end-others", "/admin/sessions/end-others", nil, everyone(http.StatusSeeOther)},
 
 		{"GET", "/admin/pets/:id", "/admin/pets/" + p, nil, everyone(http.StatusOK)},
+		{"GET", "/admin/pets/export.csv", "/admin/pets/export.csv?status=sold", nil, everyone(http.StatusOK)},
 		{"POST", "/admin/pets", "/admin/pets", fixed(url.Values{"name": {"Rex"}, "categoryId": {"1"}}), editors(http.StatusSeeOther)},
 		{"POST", "/admin/pets/:id", "/admin/pets/" + p, func(r models.Role) url.Values {
 			return url.Values{"name": {"Mochi the " + string(r)}, "categoryId": {"2"}, "status": {"pending"}, "version": {version()}}

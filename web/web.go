@@ -112,6 +112,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
 	staff.POST("/logout", ui.logout)
 	ui.registerPets(staff)
+	ui.registerExport(staff)
 	ui.registerAPIKeys(staff)
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
