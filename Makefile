@@ -10,7 +10,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check generate deps bench loadbench fuzz clean
+.PHONY: run build test check generate deps bench loadbench exportbench fuzz clean
 
 # CGO_ENABLED=0: the pure-Go build, as shipped (and no C compile of the
 # SQLite that GORM's dialector links only as a stub without cgo).
@@ -97,6 +97,12 @@ LOADBENCH_DURATION ?= 5s
 loadbench: deps
 	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_LOADBENCH=1 LOADBENCH_ROWS=$(LOADBENCH_ROWS) LOADBENCH_CONNS=$(LOADBENCH_CONNS) \
 		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^TestLoadBench$$' .
+
+# exportbench exports a million pets as CSV through the built binary on
+# SQLite and MariaDB (TestExportBench in exportbench_test.go) and writes
+# rows, seconds and peak RSS to testdata/exportbench.txt.
+exportbench: deps
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_EXPORTBENCH=1 $(GO) test -count=1 -v -timeout 60m -run '^TestExportBench$$' .
 
 clean:
 	rm -f petstore
