@@ -30,3 +30,13 @@ func (s *Store) WaitCountsCompaction() {
 	defer s.counts.mu.Unlock()
 	s.counts.work.Wait()
 }
+
+// PauseCountsCompaction keeps the store from compacting the status counts
+// in the background until resume is called, for benchmarks of the reads
+// of rows not compacted yet.
+func (s *Store) PauseCountsCompaction() (resume func()) {
+	for !s.counts.running.CompareAndSwap(false, true) {
+		s.WaitCountsCompaction()
+	}
+	return func() { s.counts.running.Store(false) }
+}
