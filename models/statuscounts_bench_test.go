@@ -16,7 +16,7 @@ import (
 // before it compacts), compacted (a row per status), and, for comparison,
 // counting the pets on the (status, id) index.
 //
-//	go test -run '^$' -bench PetStatusCounts -benchtime 200x ./models | tee models/testdata/statuscounts-bench.txt
+//	go test -run '^$' -bench PetStatusCounts -benchtime 200x -v ./models   (figures: testdata/statuscounts-bench.txt)
 func BenchmarkPetStatusCounts(b *testing.B) {
 	for _, driver := range modelstest.Drivers {
 		b.Run(driver, func(b *testing.B) {
