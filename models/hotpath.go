@@ -23,8 +23,9 @@ import (
 // pool on the *sql.DB that GORM holds (database/sql then keeps it prepared
 // on each connection it runs on), with an explicit column list, scanned
 // without reflection. They answer exactly what ListPets, GetPet and
-// CreatePet answer through GORM. The set is fixed (six statements per
-// pool), so the server's count of prepared statements stays bounded.
+// CreatePet answer through GORM. The set is fixed (three reads per pool,
+// and SQLite's writer four inserts), so the server's count of prepared
+// statements stays bounded.
 
 // petReads are the prepared reads of the pets table on one pool.
 type petReads struct {
@@ -45,11 +46,14 @@ type hotStatements struct {
 	primary  petReads
 	replicas []petReads
 	// insertPet, insertAudit and insertWord write a created pet, its audit
-	// event and its search words on SQLite's writer; MySQL has none of them
-	// (its creates go as one multi-statement text, insertCreatesMySQL).
+	// event and its search words on SQLite's writer, and insertCount a
+	// batch's count of pets of one status (statuscounts.go); MySQL has none
+	// of them (its creates go as one multi-statement text,
+	// insertCreatesMySQL).
 	insertPet   *sql.Stmt
 	insertAudit *sql.Stmt
 	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
+	insertCount *sql.Stmt
 }
 
 // hot returns the prepared statements, preparing them on first use; a
@@ -103,6 +107,7 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 		h.insertPet = prep(s.sqlDB, "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
 		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)")
 		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
+		h.insertCount = prep(s.sqlDB, insertDeltasSQL+"(?, ?)")
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -116,9 +121,9 @@ func (s *Store) closeHot() {
 	defer func() {
 		h.ready.Store(false)
 		h.primary, h.replicas = petReads{}, nil
-		h.insertPet, h.insertAudit, h.insertWord = nil, nil, nil
+		h.insertPet, h.insertAudit, h.insertWord, h.insertCount = nil, nil, nil, nil
 	}()
-	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord} {
+	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord, h.insertCount} {
 		if st != nil {
 			st.Close()
 		}
@@ -410,6 +415,7 @@ func (s *Store) writeCreates(h *hotStatements, batch []*createRequest) {
 		return s.insertCreates(ctx, h, batch)
 	}
 	err := retry(ctx, func() error { return insert(batch) })
+	s.noteDeltas(1) // about one row of status counts per batch
 	if err != nil && len(batch) > 1 && ctx.Err() == nil && !isConnErr(err) {
 		for _, r := range batch {
 			r.done <- createResult{err: retry(ctx, func() error { return insert([]*createRequest{r}) })}
@@ -421,8 +427,8 @@ func (s *Store) writeCreates(h *hotStatements, batch []*createRequest) {
 	}
 }
 
-// insertCreates inserts the batch's pets and audit events in one
-// transaction, setting each pet's ID.
+// insertCreates inserts the batch's pets, audit events and status counts
+// in one transaction, setting each pet's ID.
 func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*createRequest) error {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
@@ -437,8 +443,12 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 	// the commit keep it.
 	ctx = context.WithoutCancel(ctx)
 	insertPet, insertWord, insertAudit := tx.StmtContext(ctx, h.insertPet), tx.StmtContext(ctx, h.insertWord), tx.StmtContext(ctx, h.insertAudit)
+	var counts statusDeltas
 	for _, r := range batch {
 		p := &r.pet
+		if !counts.add(p.Status, 1) {
+			return fmt.Errorf("create pet: status %q", p.Status)
+		}
 		res, err := insertPet.ExecContext(ctx, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
 		if err != nil {
 			return err
@@ -462,6 +472,15 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 			}
 		}
 	}
+	// One row per status of the batch, with its number of pets.
+	insertCount := tx.StmtContext(ctx, h.insertCount)
+	for i, n := range counts {
+		if n != 0 {
+			if _, err := insertCount.ExecContext(ctx, statusArgs[i], n); err != nil {
+				return fmt.Errorf("count pets by status: %w", err)
+			}
+		}
+	}
 	return tx.Commit()
 }
 
@@ -472,11 +491,12 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 // CPU per create. Then statements: each pet is one INSERT of its own (its
 // id comes back in that statement's result), but the batch's search words
 // and audit events are one multi-row INSERT each, which halved the
-// database's CPU per create.
+// database's CPU per create. The batch's status counts are one more
+// multi-row INSERT (one row per status of the batch, statuscounts.go).
 const createPetSQL = " INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?);"
 
-// insertCreatesMySQL writes the batch's pets, their search words and their
-// audit events in one transaction sent at once, and sets each pet's ID. A
+// insertCreatesMySQL writes the batch's pets, their search words, their
+// audit events and status counts in one transaction sent at once, and sets each pet's ID. A
 // pet's id is LAST_INSERT_ID() right after its INSERT: the last pet's is
 // still that when the words and events are written (pet_name_words has no
 // AUTO_INCREMENT, and a statement sees the value of the one before it), the
@@ -496,7 +516,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 			return err
 		}
 		// One entry per statement: START, each pet's and its SET, the
-		// words, the events, COMMIT (or the idempotency claims' checks,
+		// words, the events, the status counts, COMMIT (or the idempotency claims' checks,
 		// and commitOnceMySQL commits).
 		ids := res.(mysql.Result).AllLastInsertIds()
 		if len(ids) != stmts+1 {
@@ -522,7 +542,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 // many statements it holds.
 func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int) {
 	var q strings.Builder
-	q.Grow(len(batch)*(len(createPetSQL)+160) + 256)
+	q.Grow(len(batch)*(len(createPetSQL)+160) + 384)
 	q.WriteString("START TRANSACTION;")
 	args := make([]driver.NamedValue, 0, 16*len(batch))
 	arg := func(vs ...any) {
@@ -535,8 +555,10 @@ func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int
 	petStmt := make([]int, len(batch))
 	petID := make([]string, len(batch))
 	stmts := 1
+	var counts statusDeltas
 	for i, r := range batch {
 		p := &r.pet
+		counts.add(p.Status, 1) // a status not counted fails the pet's INSERT (its CHECK)
 		q.WriteString(createPetSQL)
 		petStmt[i] = stmts
 		stmts++
@@ -573,6 +595,11 @@ func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int
 		}
 		q.WriteString("(?, ?, ?, ?, " + petID[i] + ", ?)")
 		arg(r.pet.CreatedAt, r.actor, ActionPetCreated, TargetPet, r.detail)
+	}
+	if counts.rows() > 0 {
+		q.WriteString("; ")
+		counts.appendSQL(&q, arg)
+		stmts++
 	}
 	stmts += endCreatesSQL(&q, arg, batch)
 	return q.String(), args, petStmt, stmts

@@ -58,9 +58,10 @@ var errStale = errors.New("the pet changed since the version edited")
 
 // EditPet saves np, a validated edit of pet id made from its version
 // version. The pet is written only if it still has that version; it then
-// has the next one, its search words follow a new name in the same
-// transaction, and an audit event records each changed field before and
-// after. An edit that changes nothing writes nothing.
+// has the next one, its search words follow a new name and the status
+// counts a new status in the same transaction, and an audit event records
+// each changed field before and after. An edit that changes nothing writes
+// nothing.
 //
 // If the pet changed since version, nothing is written: the error has
 // CodeConflict and a message naming who changed what (from the pet's
@@ -93,6 +94,15 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 				return err
 			}
 		}
+		if np.Status != p.Status {
+			var counts statusDeltas
+			if err := counts.move(p.Status, np.Status); err != nil {
+				return err
+			}
+			if err := writeStatusDeltas(tx, counts); err != nil {
+				return err
+			}
+		}
 		p.Name, p.CategoryID, p.Status, p.UpdatedAt, p.Version = np.Name, np.CategoryID, np.Status, now, version+1
 		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetEdited, TargetType: TargetPet,
 			TargetID: id, Detail: detail}).Error
@@ -105,6 +115,7 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 	case err != nil:
 		return Pet{}, s.dbErr("edit pet", err)
 	}
+	s.noteDeltas(2)
 	return p, nil
 }
 
@@ -217,7 +228,8 @@ type StatusChangeResult struct {
 // ChangePetsStatus sets the status of the pets of ch, in one transaction:
 // each is written only if it still has the version given (the same
 // conditional UPDATE as EditPet), and each change gets an audit event of
-// its own, as a single status change does.
+// its own, as a single status change does; the status counts follow in
+// the same transaction.
 func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor string) (StatusChangeResult, error) {
 	if _, ok := ParseStatus(string(ch.Status)); !ok {
 		return StatusChangeResult{}, fieldError(FieldStatus, StatusMessage)
@@ -235,6 +247,7 @@ func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor str
 		}
 		now := s.now()
 		var events []AuditEvent
+		var counts statusDeltas
 		for _, pv := range ch.Pets {
 			i := slices.IndexFunc(pets, func(p Pet) bool { return p.ID == pv.ID })
 			if i < 0 {
@@ -251,6 +264,9 @@ func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor str
 			case !changed:
 				res.Stale = append(res.Stale, p)
 			default:
+				if err := counts.move(p.Status, ch.Status); err != nil {
+					return err
+				}
 				events = append(events, AuditEvent{At: now, Actor: actor, Action: ActionPetStatusChanged,
 					TargetType: TargetPet, TargetID: p.ID, Detail: fmt.Sprintf("%s -> %s", p.Status, ch.Status)})
 				p.Status, p.UpdatedAt, p.Version = ch.Status, now, pv.Version+1
@@ -260,11 +276,15 @@ func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor str
 		if len(events) == 0 {
 			return nil
 		}
+		if err := writeStatusDeltas(tx, counts); err != nil {
+			return err
+		}
 		return tx.Create(&events).Error
 	})
 	if err != nil {
 		return StatusChangeResult{}, s.dbErr("change pets' status", err)
 	}
+	s.noteDeltas(2) // at most three rows: the new status and up to two old ones
 	return res, nil
 }
 

@@ -190,8 +190,8 @@ func parseCategoryID(s string) (int64, string) {
 }
 
 // UpdatePetStatus changes a pet's status and records who did it and when;
-// the pet's version goes up by one. Setting the status it already has
-// changes nothing.
+// the pet's version goes up by one, and the status counts follow in the
+// same transaction. Setting the status it already has changes nothing.
 func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
 	if _, ok := ParseStatus(string(status)); !ok {
 		return Pet{}, fieldError(FieldStatus, StatusMessage)
@@ -210,6 +210,13 @@ func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, ac
 			Updates(map[string]any{"status": status, "updated_at": now, "version": gorm.Expr("version + 1")}).Error; err != nil {
 			return err
 		}
+		var counts statusDeltas
+		if err := counts.move(old, status); err != nil {
+			return err
+		}
+		if err := writeStatusDeltas(tx, counts); err != nil {
+			return err
+		}
 		p.Status, p.UpdatedAt, p.Version = status, now, p.Version+1
 		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetStatusChanged, TargetType: TargetPet,
 			TargetID: id, Detail: fmt.Sprintf("%s -> %s", old, status)}).Error
@@ -220,5 +227,6 @@ func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, ac
 	if err != nil {
 		return Pet{}, s.dbErr("update pet status", err)
 	}
+	s.noteDeltas(2)
 	return p, nil
 }

@@ -34,14 +34,18 @@ var seedNames = [...]string{"Rex", "Luna", "Milo", "Bella", "Max", "Coco", "Osca
 // seedPet returns example pet i (from 0), with the baseline's mix: 60%
 // available, 25% pending, 15% sold, categories 1 to 100.
 func seedPet(i int) NewPet {
-	st := StatusSold
+	return NewPet{Name: seedNames[i%len(seedNames)] + " " + strconv.Itoa(i), CategoryID: int64(1 + i%100), Status: seedStatus(i)}
+}
+
+// seedStatus is example pet i's status.
+func seedStatus(i int) Status {
 	switch m := i % 20; {
 	case m < 12:
-		st = StatusAvailable
+		return StatusAvailable
 	case m < 17:
-		st = StatusPending
+		return StatusPending
 	}
-	return NewPet{Name: seedNames[i%len(seedNames)] + " " + strconv.Itoa(i), CategoryID: int64(1 + i%100), Status: st}
+	return StatusSold
 }
 
 // SeedResult says what a seed added.
@@ -73,9 +77,9 @@ func seedRows(driver string) int {
 
 // SeedPets adds n example pets (see seedPet), all created now, in
 // multi-row inserts, several per transaction, with their names in the
-// search index (in the same transactions), then refreshes the planner's
-// statistics and records one audit event by actor saying how many were
-// added. It never removes or changes existing pets. progress, when not nil,
+// search index and their status counts (in the same transactions), then
+// compacts the status counts, refreshes the planner's statistics and
+// records one audit event by actor saying how many were added. It never removes or changes existing pets. progress, when not nil,
 // is called with the number added so far after each committed transaction.
 // If an error stops it, the pets of the transactions already committed
 // stay, the audit event says how many, and the error is returned with the
@@ -122,6 +126,9 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 			progress(res.Added)
 		}
 	}
+	if _, err := s.CompactPetStatusCounts(ctx); err != nil {
+		return err
+	}
 	analyze := "ANALYZE"
 	if s.driver == DriverMySQL {
 		analyze = "ANALYZE TABLE pets, pet_name_words"
@@ -133,8 +140,8 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 }
 
 // seedTx adds example pets from..from+k-1 in one transaction, with their
-// words in the name search index, and returns the lowest and highest ids
-// they were given.
+// words in the name search index and their status counts, and returns the
+// lowest and highest ids they were given.
 func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err error) {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
@@ -165,6 +172,15 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 			return 0, 0, err
 		}
 		words = words[n:]
+	}
+	var counts statusDeltas
+	for i := from; i < from+k; i++ {
+		counts.add(seedStatus(i), 1)
+	}
+	if q, args := counts.sql(); q != "" {
+		if _, err := exec(q, args); err != nil {
+			return 0, 0, fmt.Errorf("count pets by status: %w", err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, err

@@ -103,6 +103,8 @@ type Store struct {
 	stmts hotStatements
 	// idem holds what idempotency keys need (idempotency.go).
 	idem idempotency
+	// counts compacts the pets' status counts (statuscounts.go).
+	counts countsCompaction
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -498,6 +500,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.idem.close()
+	s.counts.close()
 	s.closeHot()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()

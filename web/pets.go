@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -47,13 +48,18 @@ func petsURL(l models.PetListing, key string, id int64) string {
 }
 
 // petTable reads one page of the listing, newest first, with the links to
-// its neighbours; changed is a pet to highlight.
+// its neighbours and the status counts; changed is a pet to highlight.
 func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (templates.PetTableView, error) {
 	page, err := ui.store.ListPetsNewestFirst(c.Request.Context(), l, petsPageSize)
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
+	counts, err := ui.statusCounts(c, l.Status)
+	if err != nil {
+		return templates.PetTableView{}, err
+	}
 	t := templates.PetTableView{
+		Counts:    counts,
 		Filtered:  l.Status != "" || l.Search != "",
 		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
@@ -68,6 +74,42 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 	}
 	t.NewerURL, t.OlderURL, t.Note = pager(l, page)
 	return t, nil
+}
+
+// statusCounts reads how many pets each status has (models keeps the
+// counts with the writes: a read of a few rows), each with the link to its
+// list; current is the status the list shows ("" for all).
+func (ui *Web) statusCounts(c *gin.Context, current models.Status) ([]templates.StatusCount, error) {
+	counts, err := ui.store.PetStatusCounts(c.Request.Context())
+	if err != nil {
+		return nil, err
+	}
+	count := func(label string, st models.Status, n int64) templates.StatusCount {
+		noun := "pets"
+		if n == 1 {
+			noun = "pet"
+		}
+		return templates.StatusCount{Label: label, Status: string(st), Count: groupDigits(n), Noun: noun,
+			URL: petsURL(models.PetListing{Status: st}, "", 0), Current: st == current}
+	}
+	out := []templates.StatusCount{count("All", "", counts.Total())}
+	for _, st := range models.Statuses {
+		out = append(out, count(strings.ToUpper(string(st[:1]))+string(st[1:]), st, counts[st]))
+	}
+	return out, nil
+}
+
+// groupDigits writes n with its digits grouped by thousands: 1,000,016.
+func groupDigits(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return sign + s
 }
 
 // pager returns the links to a page's neighbours. An empty page far out
@@ -247,9 +289,14 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 	}
 	msg := fmt.Sprintf("%s is now %s.", pet.Name, pet.Status)
 	if isHTMX(c) {
+		counts, err := ui.statusCounts(c, shownListing(c).Status)
+		if err != nil {
+			ui.fail(c, err)
+			return
+		}
 		row := petRow(pet)
 		row.Changed = true
-		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), templates.Flash{Kind: "success", Text: msg}))
+		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), counts, templates.Flash{Kind: "success", Text: msg}))
 		return
 	}
 	flash(c, "success", msg)
