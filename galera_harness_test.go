@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -650,14 +651,11 @@ func freePorts(tb testing.TB, n int) int {
 	return 0
 }
 
-// mysqldUser is the account mariadbd runs as: this one (root needs
-// --user=root said explicitly).
+// mysqldUser is the account mariadbd runs as: this process's (root must
+// be named with --user=root).
 func mysqldUser() string {
-	if u := os.Getenv("USER"); u != "" {
-		return u
-	}
-	if os.Geteuid() == 0 {
-		return "root"
+	if u, err := user.Current(); err == nil {
+		return u.Username
 	}
 	return strconv.Itoa(os.Geteuid())
 }

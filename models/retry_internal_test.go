@@ -14,21 +14,20 @@ import (
 // The errors a MariaDB or Galera server answers, as the driver returns
 // them; the messages are the servers' own.
 var (
-	errDeadlockFound = &mysql.MySQLError{Number: 1213, SQLState: [5]byte{'4', '0', '0', '0', '1'},
-		Message: "Deadlock found when trying to get lock; try restarting transaction"}
-	errLockWait = &mysql.MySQLError{Number: 1205, SQLState: [5]byte{'H', 'Y', '0', '0', '0'},
-		Message: "Lock wait timeout exceeded; try restarting transaction"}
-	errWSREPNotReady = &mysql.MySQLError{Number: 1047, SQLState: [5]byte{'0', '8', 'S', '0', '1'},
-		Message: "WSREP has not yet prepared node for application use"}
-	errNotPrimary = &mysql.MySQLError{Number: 1180, SQLState: [5]byte{'H', 'Y', '0', '0', '0'},
-		Message: "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)"}
-	errShutdown = &mysql.MySQLError{Number: 1053, SQLState: [5]byte{'0', '8', 'S', '0', '1'},
-		Message: "Server shutdown in progress"}
-	errKilled = &mysql.MySQLError{Number: 1927, SQLState: [5]byte{'7', '0', '1', '0', '0'},
-		Message: "Connection was killed"}
-	errDuplicate = &mysql.MySQLError{Number: 1062, SQLState: [5]byte{'2', '3', '0', '0', '0'},
-		Message: "Duplicate entry 'x' for key 'PRIMARY'"}
+	errDeadlockFound = serverError(1213, "40001", "Deadlock found when trying to get lock; try restarting transaction")
+	errLockWait      = serverError(1205, "HY000", "Lock wait timeout exceeded; try restarting transaction")
+	errWSREPNotReady = serverError(1047, "08S01", "WSREP has not yet prepared node for application use")
+	errNotPrimary    = serverError(1180, "HY000", "Error while appending streaming replication fragment(provider status: Not connected to Primary Component)")
+	errShutdown      = serverError(1053, "08S01", "Server shutdown in progress")
+	errKilled        = serverError(1927, "70100", "Connection was killed")
+	errDuplicate     = serverError(1062, "23000", "Duplicate entry 'x' for key 'PRIMARY'")
 )
+
+func serverError(number uint16, state, message string) *mysql.MySQLError {
+	e := &mysql.MySQLError{Number: number, Message: message}
+	copy(e.SQLState[:], state)
+	return e
+}
 
 // TestRetryClassification pins which failures are tried again, which are
 // answered 503 and which remain internal errors (500), wrapped as the Store
