@@ -7,6 +7,7 @@ package main
 import (
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/go-sql-driver/mysql"
 
 	"petstore/api"
 	"petstore/models"
@@ -54,10 +56,11 @@ const galeraDBPassword = "galera-petstore-pass-7"
 // on different nodes at once, and each fails over when its node is lost.
 // A and B start at the same moment and migrate on different nodes.
 //
-// The instances' DATABASE_URL sets wsrep_sync_wait=1: every read waits
-// until its node has applied what the cluster committed before it (a
-// causal read), so that what a client wrote through one instance is what
-// it reads through the other (see testGaleraReadYourWrites).
+// The instances' DATABASE_URL sets wsrep_sync_wait=3: every read, UPDATE
+// and DELETE waits until its node has applied what the cluster committed
+// before it (a causal read), so that what a client wrote through one
+// instance is what it reads (and changes) through the other (see
+// testGaleraReadYourWrites).
 func TestGalera(t *testing.T) {
 	// Not parallel: it runs three database servers and loads the machine,
 	// and its failure windows are measured.
@@ -104,7 +107,7 @@ func startGaleraSite(t *testing.T) *galeraSite {
 	})
 	t.Logf("HAProxy configuration:\n%s", g.proxy.config)
 	for name, port := range g.proxy.ports {
-		g.urls[name] = fmt.Sprintf("mysql://petstore:%s@127.0.0.1:%d/petstore?wsrep_sync_wait=1", galeraDBPassword, port)
+		g.urls[name] = fmt.Sprintf("mysql://petstore:%s@127.0.0.1:%d/petstore?wsrep_sync_wait=3", galeraDBPassword, port)
 	}
 	g.a = startBinaryLogging(t, "instance A", serveVars(g.urls[frontendA]), filepath.Join(c.dir, "instance-a.log"), "serve")
 	g.b = startBinaryLogging(t, "instance B", serveVars(g.urls[frontendB]), filepath.Join(c.dir, "instance-b.log"), "serve")
@@ -123,11 +126,11 @@ func startGaleraSite(t *testing.T) *galeraSite {
 }
 
 // nodeDB opens root's pool on a node's petstore database, reading with
-// wsrep_sync_wait=1 (what the cluster committed, whichever node it came
+// wsrep_sync_wait=3 (what the cluster committed, whichever node it came
 // through).
 func nodeDB(t *testing.T, n *galeraNode) *sql.DB {
 	t.Helper()
-	return openNodeDB(t, n.port, "petstore", "1")
+	return openNodeDB(t, n.port, "petstore", "3")
 }
 
 // testGaleraSchema checks what Galera needs of petstore's schema: every
@@ -172,22 +175,27 @@ func testGaleraSchema(t *testing.T, g *galeraSite) {
 }
 
 // testGaleraReadYourWrites answers whether a client that creates through A
-// (node1) and reads through B (node2) sees its pet. Galera commits on
-// every node before it acknowledges, but each node applies what others
-// committed a moment later: a read on node2 right after a commit on node1
-// can miss it. wsrep_sync_wait=1 makes each read wait until its node has
-// caught up. Measured first in SQL, at both settings, then through
-// petstore, where it must never miss.
+// (node1) and reads through B (node2) sees its pet. Galera certifies a
+// commit on every node before it is acknowledged, but each node applies
+// what others committed a moment later: a read on node2 right after a
+// commit on node1 can miss it, and so can an UPDATE or DELETE, which then
+// changes nothing (and, writing nothing, conflicts with nothing): a claim
+// given back that way stays held. wsrep_sync_wait=1 makes reads wait until
+// their node has caught up, 3 also UPDATE and DELETE. (An INSERT of a row
+// its node has not applied yet needs no wait: it conflicts with that row's
+// write set, and the Store retries it.) Measured first in SQL at 0, 1 and
+// 3, then through petstore (DATABASE_URL with wsrep_sync_wait=3), where a
+// read must never miss.
 func testGaleraReadYourWrites(t *testing.T, g *galeraSite) {
 	const tries = 300
 	n1, n2 := g.cluster.nodes[0], g.cluster.nodes[1]
 	ctx := t.Context()
-	if _, err := n1.admin.ExecContext(ctx, "CREATE TABLE petstore.sync_probe (id BIGINT PRIMARY KEY)"); err != nil {
+	if _, err := n1.admin.ExecContext(ctx, "CREATE TABLE petstore.sync_probe (id BIGINT PRIMARY KEY, seen INT NOT NULL DEFAULT 0)"); err != nil {
 		t.Fatal(err)
 	}
 	defer n1.admin.Exec("DROP TABLE IF EXISTS petstore.sync_probe")
 	next := 0
-	for _, wait := range []int{0, 1} {
+	for _, wait := range []int{0, 1, 3} {
 		conn, err := n2.admin.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -195,24 +203,43 @@ func testGaleraReadYourWrites(t *testing.T, g *galeraSite) {
 		if _, err := conn.ExecContext(ctx, "SET SESSION wsrep_sync_wait = "+strconv.Itoa(wait)); err != nil {
 			t.Fatal(err)
 		}
-		missed := 0
-		for range tries {
+		missedReads, missedUpdates := 0, 0
+		for i := range 2 * tries {
 			next++
 			if _, err := n1.admin.ExecContext(ctx, "INSERT INTO petstore.sync_probe (id) VALUES (?)", next); err != nil {
 				t.Fatal(err)
 			}
-			var n int
-			if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM petstore.sync_probe WHERE id = ?", next).Scan(&n); err != nil {
+			if i%2 == 0 {
+				var n int
+				if err := conn.QueryRowContext(ctx, "SELECT COUNT(*) FROM petstore.sync_probe WHERE id = ?", next).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					missedReads++
+				}
+				continue
+			}
+			// Without a wait, the UPDATE may also meet the row's write set
+			// being applied, and be aborted for it (1213): missed too.
+			res, err := conn.ExecContext(ctx, "UPDATE petstore.sync_probe SET seen = 1 WHERE id = ?", next)
+			var me *mysql.MySQLError
+			if err != nil && (wait == 3 || !errors.As(err, &me) || me.Number != 1213) {
 				t.Fatal(err)
 			}
-			if n == 0 {
-				missed++
+			if err != nil {
+				missedUpdates++
+			} else if n, err := res.RowsAffected(); err != nil || n == 0 {
+				missedUpdates++
 			}
 		}
 		conn.Close()
-		figure(t, fmt.Sprintf("galera_sql_reads_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missed), fmt.Sprintf("of %d", tries))
-		if wait == 1 && missed > 0 {
-			t.Errorf("with wsrep_sync_wait=1, %d of %d reads on node2 missed a row just committed on node1", missed, tries)
+		figure(t, fmt.Sprintf("galera_sql_reads_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedReads), fmt.Sprintf("of %d", tries))
+		figure(t, fmt.Sprintf("galera_sql_updates_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedUpdates), fmt.Sprintf("of %d", tries))
+		if wait > 0 && missedReads > 0 {
+			t.Errorf("with wsrep_sync_wait=%d, %d of %d reads on node2 missed a row just committed on node1", wait, missedReads, tries)
+		}
+		if wait == 3 && missedUpdates > 0 {
+			t.Errorf("with wsrep_sync_wait=3, %d of %d updates on node2 missed a row just committed on node1", missedUpdates, tries)
 		}
 	}
 
