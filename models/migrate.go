@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -27,31 +28,27 @@ type MigrationResult struct {
 // Migrate brings the schema up to date with the versioned migrations in
 // migrations/<driver>/, recording each in the goose_db_version table. On
 // MySQL a lock table serialises instances that start at once.
-func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
+func (s *Store) Migrate(ctx context.Context) (_ MigrationResult, err error) {
 	sub, err := fs.Sub(migrations, "migrations/"+s.driver)
 	if err != nil {
 		return MigrationResult{}, err
 	}
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	dialect := goose.DialectSQLite3
+	db := s.sqlDB
 	if s.driver == DriverMySQL {
 		dialect = goose.DialectMySQL
-		locker, err := lock.NewMySQLTableLocker(
-			lock.WithTableLockTimeout(500*time.Millisecond, 600), // wait up to 5 minutes for another instance
-		)
-		if err != nil {
-			return MigrationResult{}, err
-		}
-		opts = append(opts, goose.WithLocker(locker))
-	}
-	db := s.sqlDB
-	if s.migrateCfg != nil {
 		connector, err := mysql.NewConnector(s.migrateCfg)
 		if err != nil {
 			return MigrationResult{}, err
 		}
 		db = sql.OpenDB(connector)
 		defer db.Close()
+		unlock, err := lockMigrations(ctx, db)
+		if err != nil {
+			return MigrationResult{}, err
+		}
+		defer func() { err = errors.Join(err, unlock()) }()
 	}
 	p, err := goose.NewProvider(dialect, db, sub, opts...)
 	if err != nil {
@@ -73,4 +70,24 @@ func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
 		return MigrationResult{}, fmt.Errorf("read schema version: %w", err)
 	}
 	return res, nil
+}
+
+// lockMigrations takes goose's MySQL lock table (waiting up to 5 minutes
+// for another instance) and returns what gives it back. It is taken around
+// everything goose does, not through goose.WithLocker, which takes it only
+// to apply migrations: goose's Up first looks for pending ones unlocked,
+// creating the version table and its zero row if missing. Two instances
+// starting at once on a Galera cluster then both create the table; the
+// loser's CREATE TABLE, ordered across the cluster, aborts the winner's
+// INSERT of the zero row, and the table is left without it ("missing zero
+// version migration", for every start after).
+func lockMigrations(ctx context.Context, db *sql.DB) (func() error, error) {
+	locker, err := lock.NewMySQLTableLocker(lock.WithTableLockTimeout(500*time.Millisecond, 600))
+	if err != nil {
+		return nil, err
+	}
+	if err := locker.Lock(ctx, db); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return func() error { return locker.Unlock(context.WithoutCancel(ctx), db) }, nil
 }

@@ -519,8 +519,10 @@ func (s *Store) Pools() map[string]*sql.DB {
 	return map[string]*sql.DB{"petstore": s.readDB, "petstore_writer": s.sqlDB}
 }
 
-// dbErr classifies an error from the database: a context deadline or a
-// dropped connection is unavailable (retryable); anything else is internal.
+// dbErr classifies an error from the database: a context deadline, a
+// dropped connection, or a cluster's passing state (isTransient: a conflict
+// that retries did not get past, a node not ready or shutting down) is
+// unavailable (retryable); anything else is internal.
 func (s *Store) dbErr(op string, err error) error {
 	if err == nil {
 		return nil
@@ -531,6 +533,9 @@ func (s *Store) dbErr(op string, err error) error {
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isConnErr(err) {
 		return &Error{Code: CodeUnavailable, Message: "The database is not answering; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
+	}
+	if isTransient(err) {
+		return &Error{Code: CodeUnavailable, Message: "The database could not take this request just now; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
 	}
 	return internal(op, err)
 }
