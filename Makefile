@@ -21,7 +21,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w -X main.version=$(VERSION)" -o petstore .
 
 test: deps check
-	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 $(GO) test -count=1 -race -timeout=30m ./...
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_REQUIRE_BROWSER=1 PETSTORE_REQUIRE_GALERA=1 $(GO) test -count=1 -race -timeout=30m ./...
 	$(MAKE) fuzz
 
 # fuzz runs each fuzz target briefly (FUZZTIME each); the seed corpora under
@@ -63,7 +63,8 @@ check:
 	$(GO) -C api/lint tool vacuum lint --no-update-check -b -q -d ../openapi.json
 
 # deps installs what the tests need: the MariaDB server the tests start
-# privately, Chromium for the browser journeys, and gcc for the race detector. It needs root (or sudo)
+# privately, Chromium for the browser journeys, gcc for the race detector,
+# and Galera, mariabackup, socat and HAProxy for TestGalera's cluster. It needs root (or sudo)
 # on Debian or Ubuntu; elsewhere install them yourself (or point
 # PETSTORE_TEST_MYSQL_URL at a MariaDB server).
 deps:
@@ -71,6 +72,10 @@ deps:
 	if [ -z "$$PETSTORE_TEST_MYSQL_URL" ] && ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then missing="mariadb-server"; fi; \
 	if ! command -v chromium >/dev/null 2>&1; then missing="$$missing chromium"; fi; \
 	if ! command -v gcc >/dev/null 2>&1; then missing="$$missing gcc libc6-dev"; fi; \
+	if [ ! -e /usr/lib/galera/libgalera_smm.so ]; then missing="$$missing galera-4"; fi; \
+	if ! command -v mariabackup >/dev/null 2>&1; then missing="$$missing mariadb-backup"; fi; \
+	if ! command -v socat >/dev/null 2>&1; then missing="$$missing socat"; fi; \
+	if ! command -v haproxy >/dev/null 2>&1 && [ ! -x /usr/sbin/haproxy ]; then missing="$$missing haproxy"; fi; \
 	[ -z "$$missing" ] && exit 0; \
 	echo "Installing for the tests:$$missing"; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else \
