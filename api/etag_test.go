@@ -93,5 +93,13 @@ func TestLargePageHasContentLength(t *testing.T) {
 		if got := r.Header.Get("Content-Length"); got != strconv.Itoa(len(r.Body)) {
 			t.Fatalf("Content-Length %q for a body of %d bytes", got, len(r.Body))
 		}
+		// Every size, across net/http's 2 KiB buffer: small bodies get
+		// their length from net/http, large ones from the handler.
+		for limit := 1; limit <= 40; limit++ {
+			r := e.get("/v1/pets?limit=" + strconv.Itoa(limit))
+			if got := r.Header.Get("Content-Length"); r.Status != http.StatusOK || got != strconv.Itoa(len(r.Body)) {
+				t.Fatalf("limit=%d: %d, Content-Length %q for a body of %d bytes", limit, r.Status, got, len(r.Body))
+			}
+		}
 	})
 }

@@ -42,12 +42,35 @@ func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 	}
 	b = append(b, '\n')
 	if status != http.StatusOK || c.Request.Method != http.MethodGet || !conditional(c, b) {
-		c.Data(status, "application/json", b)
+		writeBody(c, status, b)
 	}
 	if cap(b) <= maxPooledBody {
 		*bp = b
 		bodyPool.Put(bp)
 	}
+}
+
+// jsonContentType is the Content-Type of every pet body, shared (header
+// values are replaced, never written in place).
+var jsonContentType = []string{"application/json"}
+
+// chunkingSize is net/http's bufferBeforeChunkingSize: a body larger than
+// this, written at once, goes out chunked unless its length is stated.
+const chunkingSize = 2048
+
+// writeBody writes a JSON body. It states Content-Length only where
+// net/http would not (a body over chunkingSize): gin's c.Data always sets
+// it, which made a page's header map nine entries, over the eight a small
+// Go map holds, so that it and net/http's copy of it at WriteHeader were
+// built as hash tables (3% of the CPU of a MariaDB list20 request).
+func writeBody(c *gin.Context, status int, b []byte) {
+	h := c.Writer.Header()
+	h["Content-Type"] = jsonContentType
+	if len(b) > chunkingSize {
+		h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	}
+	c.Status(status)
+	c.Writer.Write(b)
 }
 
 // writePet answers status with p as one Pet.
