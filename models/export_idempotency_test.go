@@ -33,4 +33,4 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 
 // WaitIdempotencyWork waits for the background work of idempotency keys
 // started so far (purges, releases retried).
-func (s *Store) WaitIdempotencyWork() { s.idem.work.Wait() }
+func (s *Store) WaitIdempotencyWork() { s.idem.bg.work.Wait() }

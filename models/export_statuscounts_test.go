@@ -26,9 +26,9 @@ func (s *Store) SeedPetsUncompacted(ctx context.Context, n int) error {
 // WaitCountsCompaction waits for a background compaction of the status
 // counts under way.
 func (s *Store) WaitCountsCompaction() {
-	s.counts.mu.Lock()
-	defer s.counts.mu.Unlock()
-	s.counts.work.Wait()
+	s.counts.bg.mu.Lock()
+	defer s.counts.bg.mu.Unlock()
+	s.counts.bg.work.Wait()
 }
 
 // PauseCountsCompaction keeps the store from compacting the status counts

@@ -94,11 +94,9 @@ type onceCreate struct {
 // prepared on first use, background work (purges, delayed releases) that
 // Close waits for, and when this instance last purged.
 type idempotency struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // guards stmts
 	stmts    *idempotencyStatements
-	quit     chan struct{} // closed by close
-	closed   bool
-	work     sync.WaitGroup
+	bg       background   // the purges
 	purgedAt atomic.Int64 // unix nanoseconds
 }
 
@@ -130,7 +128,7 @@ func (s *Store) idempotencyStatements(ctx context.Context) (*idempotencyStatemen
 	if i.stmts != nil {
 		return i.stmts, nil
 	}
-	if i.closed {
+	if i.bg.isClosed() {
 		return nil, s.dbErr("prepare idempotency statements", sql.ErrConnDone)
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -164,33 +162,9 @@ func (st *idempotencyStatements) close() {
 	}
 }
 
-// goBackground runs fn in the background unless the store is closed; fn
-// should return when quit is closed.
-func (i *idempotency) goBackground(fn func(quit <-chan struct{})) {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.closed {
-		return
-	}
-	if i.quit == nil {
-		i.quit = make(chan struct{})
-	}
-	i.work.Add(1)
-	go func(quit <-chan struct{}) {
-		defer i.work.Done()
-		fn(quit)
-	}(i.quit)
-}
-
 // close stops the background work, waits for it and closes the statements.
 func (i *idempotency) close() {
-	i.mu.Lock()
-	i.closed = true
-	if i.quit != nil {
-		close(i.quit)
-	}
-	i.mu.Unlock()
-	i.work.Wait()
+	i.bg.close()
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stmts != nil {
@@ -398,7 +372,7 @@ func (s *Store) ReleaseIdempotencyKey(c *IdempotencyClaim) {
 		return
 	}
 	deadline := time.Now().Add(idempotencyLease)
-	s.idem.goBackground(func(quit <-chan struct{}) {
+	s.idem.bg.start(func(quit <-chan struct{}) {
 		t := time.NewTicker(idempotencyReleaseEvery)
 		defer t.Stop()
 		for time.Now().Before(deadline) {
@@ -465,7 +439,7 @@ func (s *Store) purgeIdempotencyKeysSometimes() {
 	if now-last < int64(idempotencyPurgeEvery) || !s.idem.purgedAt.CompareAndSwap(last, now) {
 		return
 	}
-	s.idem.goBackground(func(quit <-chan struct{}) {
+	s.idem.bg.start(func(quit <-chan struct{}) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		go func() {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -313,11 +312,7 @@ type countsCompaction struct {
 	startedAt atomic.Int64 // unix nanoseconds
 	written   atomic.Int64 // rows of deltas this instance wrote since
 	running   atomic.Bool
-
-	mu     sync.Mutex
-	closed bool
-	quit   chan struct{} // closed by close
-	work   sync.WaitGroup
+	bg        background
 }
 
 // noteDeltas records that rows rows of deltas were written, and compacts
@@ -342,7 +337,7 @@ func (s *Store) compactCountsSometimes(many bool) {
 	}
 	c.startedAt.Store(now)
 	c.written.Store(0)
-	c.goBackground(func(quit <-chan struct{}) {
+	started := c.bg.start(func(quit <-chan struct{}) {
 		defer c.running.Store(false)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -356,35 +351,8 @@ func (s *Store) compactCountsSometimes(many bool) {
 		if _, err := s.CompactPetStatusCounts(ctx); err != nil {
 			s.log.Warn("could not compact the pets' status counts", "error", err)
 		}
-	}, func() { c.running.Store(false) })
-}
-
-// goBackground runs fn in the background unless the store is closed (then
-// it calls skipped); fn should return when quit is closed.
-func (c *countsCompaction) goBackground(fn func(quit <-chan struct{}), skipped func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		skipped()
-		return
+	})
+	if !started { // the store is closed
+		c.running.Store(false)
 	}
-	if c.quit == nil {
-		c.quit = make(chan struct{})
-	}
-	c.work.Add(1)
-	go func(quit <-chan struct{}) {
-		defer c.work.Done()
-		fn(quit)
-	}(c.quit)
-}
-
-// close stops a compaction under way and waits for it.
-func (c *countsCompaction) close() {
-	c.mu.Lock()
-	c.closed = true
-	if c.quit != nil {
-		close(c.quit)
-	}
-	c.mu.Unlock()
-	c.work.Wait()
 }
