@@ -43,12 +43,7 @@ var errClientGone = errors.New("export: the client is gone")
 // ignored: an export is every page), and audits it when it ends, also when
 // the client went away (with the rows sent so far) or a read failed.
 func (ui *Web) exportPets(c *gin.Context) {
-	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
-	if err != nil {
-		ui.fail(c, err)
-		return
-	}
-	l, err := models.ParsePetListing(params)
+	l, err := petListing(c)
 	if err != nil {
 		ui.fail(c, err)
 		return

@@ -159,14 +159,19 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04") + " UTC"
 }
 
-// listPets shows the pets page, or for htmx only the table region.
-func (ui *Web) listPets(c *gin.Context) {
+// petListing reads the pets page's parameters (status, q, after, before)
+// from the request's query, strictly (ParseQueryString).
+func petListing(c *gin.Context) (models.PetListing, error) {
 	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
 	if err != nil {
-		ui.fail(c, err)
-		return
+		return models.PetListing{}, err
 	}
-	l, err := models.ParsePetListing(params)
+	return models.ParsePetListing(params)
+}
+
+// listPets shows the pets page, or for htmx only the table region.
+func (ui *Web) listPets(c *gin.Context) {
+	l, err := petListing(c)
 	if err != nil {
 		ui.fail(c, err)
 		return
