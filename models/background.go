@@ -1,33 +1,38 @@
 package models
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // background is work a Store runs beside requests (the idempotency keys'
-// purge, the status counts' compaction), stopped when the Store closes:
-// close ends quit, which the work watches, and waits for it.
+// purge and releases, the status counts' compaction), stopped when the
+// Store closes: close cancels the context the work is given and waits for
+// it.
 type background struct {
 	mu     sync.Mutex
 	closed bool
-	quit   chan struct{} // closed by close
+	ctx    context.Context // ends at close
+	cancel context.CancelFunc
 	work   sync.WaitGroup
 }
 
 // start runs fn in the background and reports true, unless the Store is
-// closed; fn should return when quit is closed.
-func (b *background) start(fn func(quit <-chan struct{})) bool {
+// closed; fn should return when ctx ends.
+func (b *background) start(fn func(ctx context.Context)) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return false
 	}
-	if b.quit == nil {
-		b.quit = make(chan struct{})
+	if b.ctx == nil {
+		b.ctx, b.cancel = context.WithCancel(context.Background())
 	}
 	b.work.Add(1)
-	go func(quit <-chan struct{}) {
+	go func(ctx context.Context) {
 		defer b.work.Done()
-		fn(quit)
-	}(b.quit)
+		fn(ctx)
+	}(b.ctx)
 	return true
 }
 
@@ -42,8 +47,8 @@ func (b *background) isClosed() bool {
 func (b *background) close() {
 	b.mu.Lock()
 	b.closed = true
-	if b.quit != nil {
-		close(b.quit)
+	if b.cancel != nil {
+		b.cancel()
 	}
 	b.mu.Unlock()
 	b.work.Wait()

@@ -372,12 +372,12 @@ func (s *Store) ReleaseIdempotencyKey(c *IdempotencyClaim) {
 		return
 	}
 	deadline := time.Now().Add(idempotencyLease)
-	s.idem.bg.start(func(quit <-chan struct{}) {
+	s.idem.bg.start(func(ctx context.Context) {
 		t := time.NewTicker(idempotencyReleaseEvery)
 		defer t.Stop()
 		for time.Now().Before(deadline) {
 			select {
-			case <-quit:
+			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
@@ -439,16 +439,9 @@ func (s *Store) purgeIdempotencyKeysSometimes() {
 	if now-last < int64(idempotencyPurgeEvery) || !s.idem.purgedAt.CompareAndSwap(last, now) {
 		return
 	}
-	s.idem.bg.start(func(quit <-chan struct{}) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	s.idem.bg.start(func(ctx context.Context) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		go func() {
-			select {
-			case <-quit:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		if _, err := s.PurgeIdempotencyKeys(ctx); err != nil {
 			s.log.Warn("could not purge expired idempotency keys", "error", err)
 		}

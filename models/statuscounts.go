@@ -337,17 +337,10 @@ func (s *Store) compactCountsSometimes(many bool) {
 	}
 	c.startedAt.Store(now)
 	c.written.Store(0)
-	started := c.bg.start(func(quit <-chan struct{}) {
+	started := c.bg.start(func(ctx context.Context) {
 		defer c.running.Store(false)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		go func() {
-			select {
-			case <-quit:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		if _, err := s.CompactPetStatusCounts(ctx); err != nil {
 			s.log.Warn("could not compact the pets' status counts", "error", err)
 		}
