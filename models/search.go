@@ -521,8 +521,8 @@ func (s *Store) countKeys(ctx context.Context, key string, limit int) (int, erro
 	return n, err
 }
 
-// queryRows runs a search statement on the primary's pool (GORM's
-// statement cache prepares each once) and calls scan for each row. It goes
+// queryRows runs a search statement on the primary's pool and calls scan
+// for each row. It goes
 // below GORM's builder, which would spread a []byte argument that follows
 // a parenthesis into one value per byte. The statements come in a few
 // dozen shapes: lists of ids and keys have fixed lengths.

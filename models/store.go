@@ -254,12 +254,18 @@ func (p *pools) openGORM(o Options, log *slog.Logger) (*gorm.DB, error) {
 	db, err := gorm.Open(p.dialector, &gorm.Config{
 		// Every write is a single statement or an explicit transaction.
 		SkipDefaultTransaction: true,
-		// GORM prepares each statement it builds once per pool and keeps
-		// it; the cache is bounded (go-gorm/gorm#7832: statements that
-		// vary, such as IN lists, would otherwise pile up on the server).
-		PrepareStmt:        true,
-		PrepareStmtMaxSize: preparedStmtMax,
-		PrepareStmtTTL:     preparedStmtTTL,
+		// No PrepareStmt: GORM's statement cache can deadlock a full pool.
+		// A lookup waits, holding the cache's read lock, for a statement
+		// that another goroutine is preparing on a connection of the pool;
+		// if every connection is held by a transaction whose next query
+		// needs that lock (a writer queued behind the reader blocks it),
+		// nothing moves again. It hung 100 concurrent console requests
+		// (TestLastAdminConcurrentRequests, pool of 20, 1 run in 3 under
+		// -race; goroutine dump: lruStore.Get under PreparedStmtDB.prepare).
+		// The API's hot path prepares its fixed statements itself
+		// (hotpath.go); other queries are prepared by the driver per call
+		// on the connection that runs them (modernc keeps SQLite's per
+		// connection), which needs no shared lock.
 		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
 			SlowThreshold:        slow,
 			LogLevel:             logger.Warn,
@@ -303,12 +309,6 @@ func (p *pools) close() error {
 	}
 	return p.primary.Close()
 }
-
-// Bounds of GORM's prepared-statement cache, per pool.
-const (
-	preparedStmtMax = 256
-	preparedStmtTTL = 30 * time.Minute
-)
 
 // openMySQL opens a pool on dsn with the settings petstore relies on
 // (mysqlConfig) and the driver's messages sent to log; it returns the
