@@ -255,17 +255,14 @@ func (s *Store) foldDeltas(ctx context.Context, top int64) (folded int64, more b
 	if hook, ok := ctx.Value(foldHookKey{}).(func()); ok {
 		hook()
 	}
-	var q strings.Builder
-	var args []any
-	sep := insertDeltasSQL
+	var sumsByStatus statusDeltas
 	for st, sum := range sums {
-		if sum != 0 {
-			q.WriteString(sep + "(?, ?)")
-			args, sep = append(args, st, sum), ","
+		if !sumsByStatus.add(Status(st), sum) {
+			return 0, false, fmt.Errorf("fold status counts: status %q", st)
 		}
 	}
-	if q.Len() > 0 {
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+	if q, args := sumsByStatus.sql(); q != "" {
+		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return 0, false, err
 		}
 	}
