@@ -154,6 +154,9 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, 
 	if err != nil {
 		return nil, false, err
 	}
+	if ctx, err = quickRead(ctx); err != nil {
+		return nil, false, s.dbErr("list pets", err)
+	}
 	r := h.primary
 	if q.AllowStale && len(h.replicas) > 0 {
 		r = h.replicas[rand.IntN(len(h.replicas))]
@@ -194,6 +197,23 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, 
 	return pets, more, nil
 }
 
+// quickRead is the context of a hot read (a page or a pet by its key: a
+// few index pages, well under a millisecond): ctx without its end, or ctx's
+// error if it has already ended. A context that can end costs each query
+// a goroutine in database/sql that waits on it, and a second one in the
+// SQLite driver (a hand-over to the connection's watcher in the MySQL
+// driver): 6% of the server's CPU per 20-pet page on MariaDB (median of 15
+// alternating pairs), to interrupt a query that is over before a client's
+// going away is even noticed. A stuck database is
+// bounded by the MySQL driver's I/O timeout (ioTimeout) instead,
+// as writes are (createBatch).
+func quickRead(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // scannedInt is an integer column's destination that database/sql fills
 // through Scan rather than through reflection (which its conversion of an
 // int64 into an *int64 takes).
@@ -229,6 +249,9 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 	h, err := s.hot(ctx)
 	if err != nil {
 		return Pet{}, err
+	}
+	if ctx, err = quickRead(ctx); err != nil {
+		return Pet{}, s.dbErr("get pet", err)
 	}
 	var p Pet
 	err = h.primary.get.QueryRowContext(ctx, id).Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt)
