@@ -10,7 +10,7 @@ func WithFoldHook(ctx context.Context, fn func()) context.Context {
 
 // SeedPetsUncompacted adds n example pets in SeedPets' transactions, but
 // without what SeedPets does after them (compacting the status counts,
-// ANALYZE, the audit event): the counts are as a reader sees them while a
+// MySQL's ANALYZE, the audit event): the counts are as a reader sees them while a
 // seed runs.
 func (s *Store) SeedPetsUncompacted(ctx context.Context, n int) error {
 	for done := 0; done < n; {

@@ -524,12 +524,14 @@ func TestSearchOnManyPets(t *testing.T) {
 				}
 			}
 		}
-		analyze := "ANALYZE"
+		// The statistics a database has in production: InnoDB keeps its
+		// own (refreshed here after the bulk load, as SeedPets does); a
+		// SQLite file has none, since nothing runs ANALYZE on it (see
+		// SeedPets).
 		if s.Driver() == models.DriverMySQL {
-			analyze = "ANALYZE TABLE pets, pet_name_words"
-		}
-		if _, err := s.SQLDB().Exec(analyze); err != nil {
-			t.Fatal(err)
+			if _, err := s.SQLDB().Exec("ANALYZE TABLE pets, pet_name_words"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		// One query per kind of plan: a word of one indexed word, of a few,
 		// of many (a range read whole), of very many (pets newest first),
