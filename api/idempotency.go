@@ -131,7 +131,7 @@ func createFingerprint(np models.NewPet) []byte {
 
 // createdAnswer is the 201 answer to a create, as sent and remembered.
 func createdAnswer(p models.Pet) models.StoredResponse {
-	body := appendPet(make([]byte, 0, 64+len(p.Name)), p)
+	body := appendPet(make([]byte, 0, 64+len(p.Name)), p.ID, p.Name, p.CategoryID, p.Status)
 	return models.StoredResponse{Status: http.StatusCreated, Body: append(body, '\n'),
 		Location: Prefix + "/pets/" + strconv.FormatInt(p.ID, 10)}
 }

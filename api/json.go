@@ -23,8 +23,7 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 const maxPooledBody = 64 << 10
 
 // writePets answers status with pets as a JSON array of the Pet shape, or
-// with one Pet when one is true. A GET's 200 carries an ETag and may be
-// answered 304 instead (conditional).
+// with one Pet when one is true.
 func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 	bp := bodyPool.Get().(*[]byte)
 	b := (*bp)[:0]
@@ -35,15 +34,27 @@ func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendPet(b, p)
+		b = appendPet(b, p.ID, p.Name, p.CategoryID, p.Status)
 	}
 	if !one {
 		b = append(b, ']')
 	}
+	sendBody(c, status, bp, b)
+}
+
+// sendBody answers status with the JSON body b, a newline added, built in
+// the pooled buffer bp, and returns the buffer to the pool. A GET's 200
+// carries an ETag and may be answered 304 instead (conditional).
+func sendBody(c *gin.Context, status int, bp *[]byte, b []byte) {
 	b = append(b, '\n')
 	if status != http.StatusOK || c.Request.Method != http.MethodGet || !conditional(c, b) {
 		writeBody(c, status, b)
 	}
+	putBody(bp, b)
+}
+
+// putBody returns b, grown from the pooled *bp, to the pool.
+func putBody(bp *[]byte, b []byte) {
 	if cap(b) <= maxPooledBody {
 		*bp = b
 		bodyPool.Put(bp)
@@ -78,16 +89,17 @@ func writePet(c *gin.Context, status int, p models.Pet) {
 	writePets(c, status, []models.Pet{p}, true)
 }
 
-// appendPet appends p as encoding/json writes it as the Pet type.
-func appendPet(b []byte, p models.Pet) []byte {
+// appendPet appends a pet as encoding/json writes it as the Pet type; its
+// name may be a string or the driver's bytes (a page's rows).
+func appendPet[S string | []byte](b []byte, id int64, name S, categoryID int64, status models.Status) []byte {
 	b = append(b, `{"id":`...)
-	b = strconv.AppendInt(b, p.ID, 10)
+	b = strconv.AppendInt(b, id, 10)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, p.Name)
+	b = appendJSONString(b, name)
 	b = append(b, `,"categoryId":`...)
-	b = strconv.AppendInt(b, p.CategoryID, 10)
+	b = strconv.AppendInt(b, categoryID, 10)
 	b = append(b, `,"status":`...)
-	b = appendJSONString(b, string(p.Status))
+	b = appendJSONString(b, string(status))
 	return append(b, '}')
 }
 
@@ -96,7 +108,7 @@ const hexDigits = "0123456789abcdef"
 // appendJSONString appends s as a JSON string exactly as encoding/json
 // does with HTML escaping off: quotes, backslashes and control characters
 // escaped, invalid UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
+func appendJSONString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -126,7 +138,7 @@ func appendJSONString(b []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
@@ -145,4 +157,12 @@ func appendJSONString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// decodeRune is utf8.DecodeRuneInString or utf8.DecodeRune, as s is.
+func decodeRune[S string | []byte](s S) (rune, int) {
+	if b, ok := any(s).([]byte); ok {
+		return utf8.DecodeRune(b)
+	}
+	return utf8.DecodeRuneInString(string(s))
 }

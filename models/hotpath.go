@@ -137,25 +137,36 @@ func (s *Store) closeHot() {
 	}
 }
 
-// ListPetsAPI is ListPets for the partner API: a page in id order after
-// q.After, optionally of one status, with the four fields the API returns
-// (CreatedAt and UpdatedAt are left zero). q.Before and q.NameContains are
+// PetRow is a pet of the partner API's list as EachPetAPI reads it: the
+// four fields the API returns, the name as the driver's bytes, valid only
+// until the function it is given to returns.
+type PetRow struct {
+	ID, CategoryID int64
+	Name           []byte
+	Status         Status
+}
+
+// EachPetAPI reads a page of pets for the partner API: in id order after
+// q.After, optionally of one status, and calls fn with each pet in order;
+// more reports that pets follow the page. q.Before and q.NameContains are
 // the console's and are not served here. With q.AllowStale a read replica
-// answers when there are some. The page is appended to dst[:0], so that a
-// caller may reuse one slice for many pages.
-func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, bool, error) {
+// answers when there are some. The rows go to fn as the driver reads them,
+// names unconverted: a page of a hundred pets makes no string and no Pet
+// for the API to encode and drop. On an error fn may have seen part of
+// the page.
+func (s *Store) EachPetAPI(ctx context.Context, q PetQuery, fn func(PetRow)) (more bool, err error) {
 	if q.Before != 0 || q.NameContains != "" {
-		return nil, false, internal("pet page", errors.New("ListPetsAPI serves forward pages without search"))
+		return false, internal("pet page", errors.New("EachPetAPI serves forward pages without search"))
 	}
 	if q.Limit < 1 || q.Limit > MaxPageLimit {
 		q.Limit = DefaultPageLimit
 	}
 	h, err := s.hot(ctx)
 	if err != nil {
-		return nil, false, err
+		return false, err
 	}
 	if ctx, err = quickRead(ctx); err != nil {
-		return nil, false, s.dbErr("list pets", err)
+		return false, s.dbErr("list pets", err)
 	}
 	r := h.primary
 	if q.AllowStale && len(h.replicas) > 0 {
@@ -168,31 +179,44 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, 
 		rows, err = r.list.QueryContext(ctx, q.After, q.Limit+1)
 	}
 	if err != nil {
-		return nil, false, s.dbErr("list pets", err)
+		return false, s.dbErr("list pets", err)
 	}
 	defer rows.Close()
-	pets := dst[:0]
 	// One set of destinations for every row (each row's own would escape
-	// to the heap), plain types that scan without reflection, and the
-	// status read as bytes: only the name is a new string per row.
+	// to the heap), integers that scan without reflection, and the name
+	// and status read as bytes.
 	var (
 		id, category scannedInt
-		name         string
-		status       sql.RawBytes
+		name, status sql.RawBytes
 	)
 	dest := []any{&id, &name, &category, &status}
+	n := 0
 	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, false, s.dbErr("list pets", err)
+		if n == q.Limit {
+			more = true // the row after the page: not read
+			break
 		}
-		pets = append(pets, Pet{ID: int64(id), Name: name, CategoryID: int64(category), Status: statusOf(status)})
+		if err := rows.Scan(dest...); err != nil {
+			return false, s.dbErr("list pets", err)
+		}
+		fn(PetRow{ID: int64(id), Name: name, CategoryID: int64(category), Status: statusOf(status)})
+		n++
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, s.dbErr("list pets", err)
+		return false, s.dbErr("list pets", err)
 	}
-	more := len(pets) > q.Limit
-	if more {
-		pets = pets[:q.Limit]
+	return more, nil
+}
+
+// ListPetsAPI is EachPetAPI into a slice: the page appended to dst[:0],
+// CreatedAt and UpdatedAt left zero.
+func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, bool, error) {
+	pets := dst[:0]
+	more, err := s.EachPetAPI(ctx, q, func(p PetRow) {
+		pets = append(pets, Pet{ID: p.ID, Name: string(p.Name), CategoryID: p.CategoryID, Status: p.Status})
+	})
+	if err != nil {
+		return nil, false, err
 	}
 	return pets, more, nil
 }
