@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime/debug"
 	"time"
 
 	"petstore/api"
@@ -33,6 +34,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	log := c.logger(cfg)
+	tuneGC(cfg, c.getenv)
 	// Take the ports first: a taken port fails at once, not after migrating.
 	ln, metricsLn, err := listen(cfg)
 	if err != nil {
@@ -72,6 +74,23 @@ func (c cli) serve(ctx context.Context, args []string) int {
 }
 
 // listen takes LISTEN_ADDR and, when set, METRICS_ADDR.
+// mysqlGCPercent is the collector's target (GOGC) while serving over
+// MySQL, unless GOGC is set. The server's live heap is then 2-3 MiB, so at
+// Go's default of 100 it collected about 19 times a second under a load of
+// 100-pet pages; at 200 about 7 times, for 7-10% less CPU per request
+// (median of 11 alternating pairs, 20- and 100-pet pages) and 3 MiB more
+// peak RSS (36 MiB). Over SQLite the default stays: the database's page
+// caches live in the process, and its peak RSS (42-44 MiB) is closer to the
+// 48 MiB budget.
+const mysqlGCPercent = 200
+
+// tuneGC sets mysqlGCPercent when the database is MySQL and GOGC is unset.
+func tuneGC(cfg config.Config, getenv func(string) string) {
+	if cfg.Database.Driver == config.MySQL && getenv("GOGC") == "" {
+		debug.SetGCPercent(mysqlGCPercent)
+	}
+}
+
 func listen(cfg config.Config) (ln, metricsLn net.Listener, err error) {
 	if ln, err = net.Listen("tcp", cfg.ListenAddr); err != nil {
 		return nil, nil, fmt.Errorf("LISTEN_ADDR: cannot listen on %s: %w", cfg.ListenAddr, err)
