@@ -22,26 +22,6 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 // is left to the collector.
 const maxPooledBody = 64 << 10
 
-// writePets answers status with pets as a JSON array of the Pet shape, or
-// with one Pet when one is true.
-func writePets(c *gin.Context, status int, pets []models.Pet, one bool) {
-	bp := bodyPool.Get().(*[]byte)
-	b := (*bp)[:0]
-	if !one {
-		b = append(b, '[')
-	}
-	for i, p := range pets {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendPet(b, p.ID, p.Name, p.CategoryID, p.Status)
-	}
-	if !one {
-		b = append(b, ']')
-	}
-	sendBody(c, status, bp, b)
-}
-
 // sendBody answers status with the JSON body b, a newline added, built in
 // the pooled buffer bp, and returns the buffer to the pool. A GET's 200
 // carries an ETag and may be answered 304 instead (conditional).
@@ -86,7 +66,8 @@ func writeBody(c *gin.Context, status int, b []byte) {
 
 // writePet answers status with p as one Pet.
 func writePet(c *gin.Context, status int, p models.Pet) {
-	writePets(c, status, []models.Pet{p}, true)
+	bp := bodyPool.Get().(*[]byte)
+	sendBody(c, status, bp, appendPet((*bp)[:0], p.ID, p.Name, p.CategoryID, p.Status))
 }
 
 // appendPet appends a pet as encoding/json writes it as the Pet type; its

@@ -23,7 +23,7 @@ func toPet(p models.Pet) Pet {
 	return Pet{ID: p.ID, Name: p.Name, CategoryID: p.CategoryID, Status: p.Status}
 }
 
-// appendPets is the body writePets writes.
+// appendPets is the body listPets writes for a page of pets.
 func appendPets(pets []models.Pet) []byte {
 	b := []byte{'['}
 	for i, p := range pets {

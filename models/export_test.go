@@ -92,3 +92,16 @@ func (s *Store) CountStatements(ctx context.Context) (_ context.Context, n *atom
 	ctx = context.WithValue(ctx, countKey{}, n)
 	return TraceSearch(ctx, func(string, []any) { n.Add(1) }), n
 }
+
+// ListPetsAPI is EachPetAPI into a slice, for the tests: the page
+// appended to dst[:0], CreatedAt and UpdatedAt left zero.
+func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, bool, error) {
+	pets := dst[:0]
+	more, err := s.EachPetAPI(ctx, q, func(p PetRow) {
+		pets = append(pets, Pet{ID: p.ID, Name: string(p.Name), CategoryID: p.CategoryID, Status: p.Status})
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return pets, more, nil
+}

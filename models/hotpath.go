@@ -208,19 +208,6 @@ func (s *Store) EachPetAPI(ctx context.Context, q PetQuery, fn func(PetRow)) (mo
 	return more, nil
 }
 
-// ListPetsAPI is EachPetAPI into a slice: the page appended to dst[:0],
-// CreatedAt and UpdatedAt left zero.
-func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, bool, error) {
-	pets := dst[:0]
-	more, err := s.EachPetAPI(ctx, q, func(p PetRow) {
-		pets = append(pets, Pet{ID: p.ID, Name: string(p.Name), CategoryID: p.CategoryID, Status: p.Status})
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	return pets, more, nil
-}
-
 // quickRead is the context of a hot read (a page or a pet by its key: a
 // few index pages, well under a millisecond): ctx without its end, or ctx's
 // error if it has already ended. A context that can end costs each query
