@@ -78,8 +78,8 @@ func (c cli) serve(ctx context.Context, args []string) int {
 // MySQL, unless GOGC is set. The server's live heap is then 2-3 MiB, so at
 // Go's default of 100 it collected about 19 times a second under a load of
 // 100-pet pages; at 200 about 7 times, for 7-10% less CPU per request
-// (median of 11 alternating pairs, 20- and 100-pet pages) and 3 MiB more
-// peak RSS (36 MiB). Over SQLite the default stays: the database's page
+// (median of 11 alternating pairs, 20- and 100-pet pages) and 3-8 MiB more
+// peak RSS (36-38 MiB in run.sh, 44 MiB in a longer run of creates). Over SQLite the default stays: the database's page
 // caches live in the process, and its peak RSS (42-44 MiB) is closer to the
 // 48 MiB budget.
 const mysqlGCPercent = 200
