@@ -95,11 +95,7 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 			}
 		}
 		if np.Status != p.Status {
-			var counts statusDeltas
-			if err := counts.move(p.Status, np.Status); err != nil {
-				return err
-			}
-			if err := writeStatusDeltas(tx, counts); err != nil {
+			if err := writeStatusMove(tx, p.Status, np.Status); err != nil {
 				return err
 			}
 		}

@@ -210,11 +210,7 @@ func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, ac
 			Updates(map[string]any{"status": status, "updated_at": now, "version": gorm.Expr("version + 1")}).Error; err != nil {
 			return err
 		}
-		var counts statusDeltas
-		if err := counts.move(old, status); err != nil {
-			return err
-		}
-		if err := writeStatusDeltas(tx, counts); err != nil {
+		if err := writeStatusMove(tx, old, status); err != nil {
 			return err
 		}
 		p.Status, p.UpdatedAt, p.Version = status, now, p.Version+1

@@ -111,6 +111,16 @@ func (d *statusDeltas) sql() (string, []any) {
 	return q.String(), args
 }
 
+// writeStatusMove counts one pet moved from one status to another, in the
+// transaction tx.
+func writeStatusMove(tx *gorm.DB, from, to Status) error {
+	var d statusDeltas
+	if err := d.move(from, to); err != nil {
+		return err
+	}
+	return writeStatusDeltas(tx, d)
+}
+
 // writeStatusDeltas inserts d in the transaction tx (nothing when no
 // status changed).
 func writeStatusDeltas(tx *gorm.DB, d statusDeltas) error {
@@ -128,24 +138,13 @@ func writeStatusDeltas(tx *gorm.DB, d statusDeltas) error {
 // the deltas, a read of a few rows when they were compacted lately. A
 // read that finds many rows has them compacted in the background.
 func (s *Store) PetStatusCounts(ctx context.Context) (StatusCounts, error) {
-	rows, err := s.readDB.QueryContext(ctx, "SELECT status, SUM(delta), COUNT(*) FROM pet_status_counts GROUP BY status")
+	sums, read, err := sumDeltas(ctx, s.readDB, "SELECT status, SUM(delta), COUNT(*) FROM pet_status_counts GROUP BY status")
 	if err != nil {
 		return nil, s.dbErr("count pets by status", err)
 	}
-	defer rows.Close()
-	counts := StatusCounts{}
-	var read int64
-	for rows.Next() {
-		var st string
-		var sum, n int64
-		if err := rows.Scan(&st, &sum, &n); err != nil {
-			return nil, s.dbErr("count pets by status", err)
-		}
-		counts[Status(st)] = sum
-		read += n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.dbErr("count pets by status", err)
+	counts := make(StatusCounts, len(sums))
+	for st, n := range sums {
+		counts[Status(st)] = n
 	}
 	s.compactCountsSometimes(read >= countsCompactRows)
 	return counts, nil
@@ -280,10 +279,15 @@ func (s *Store) foldDeltas(ctx context.Context, top int64) (folded int64, more b
 // and its DELETE, for tests that write into its range meanwhile.
 type foldHookKey struct{}
 
-// sumDeltas runs query (status, sum, rows by status) and returns the sums
-// and how many rows they add up.
-func sumDeltas(ctx context.Context, tx *sql.Tx, query string, args ...any) (map[string]int64, int64, error) {
-	rs, err := tx.QueryContext(ctx, query, args...)
+// querier is a pool or a transaction.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// sumDeltas runs query (status, sum, rows by status) on db and returns the
+// sums and how many rows they add up.
+func sumDeltas(ctx context.Context, db querier, query string, args ...any) (map[string]int64, int64, error) {
+	rs, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, 0, err
 	}
