@@ -318,7 +318,10 @@ func (j *journey) location() *url.URL {
 // waitPath waits until the tab's URL has path.
 func (j *journey) waitPath(path string) {
 	j.t.Helper()
-	j.waitJS("the browser to be at "+path, fmt.Sprintf(`location.pathname === %s`, jsString(path)))
+	// The address changes when a new page commits, before its body is
+	// parsed: wait for the document too, or a read right after finds
+	// nothing (a heading read as "" failed a run in CI).
+	j.waitJS("the browser to be at "+path, fmt.Sprintf(`location.pathname === %s && document.readyState !== "loading"`, jsString(path)))
 }
 
 // signIn fills and submits the sign-in form on the current page.
