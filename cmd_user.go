@@ -53,7 +53,7 @@ func (c cli) userCreate(ctx context.Context, args []string) int {
 			return c.fail(userMessage(err))
 		}
 	}
-	u, err := store.CreateUserWithRole(ctx, username, password, role, "cli")
+	u, err := store.CreateUserWithRole(ctx, username, password, role, models.ActorCLI)
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
@@ -135,7 +135,7 @@ func (c cli) userDisable(ctx context.Context, args []string) int {
 	return c.userAction(ctx, "user disable", "Disables a staff account: its console sessions end at once and its sign-in is refused. "+
 		"API keys it created keep working until revoked (petstore apikey list). The last enabled account cannot be disabled.", args,
 		func(store *models.Store, u models.User) int {
-			u, err := store.DisableUser(ctx, u.ID, "cli")
+			u, err := store.DisableUser(ctx, u.ID, models.ActorCLI)
 			if err != nil {
 				return c.fail(userMessage(err))
 			}
@@ -147,7 +147,7 @@ func (c cli) userDisable(ctx context.Context, args []string) int {
 func (c cli) userEnable(ctx context.Context, args []string) int {
 	return c.userAction(ctx, "user enable", "Enables a disabled staff account: it can sign in again with its password.", args,
 		func(store *models.Store, u models.User) int {
-			u, err := store.EnableUser(ctx, u.ID, "cli")
+			u, err := store.EnableUser(ctx, u.ID, models.ActorCLI)
 			if err != nil {
 				return c.fail(userMessage(err))
 			}
@@ -160,7 +160,7 @@ func (c cli) userResetPassword(ctx context.Context, args []string) int {
 	return c.userAction(ctx, "user reset-password", "Gives a staff account a random one-time password and prints it alone on stdout; it is shown only this once. "+
 		"The account's sessions end, and at its next sign-in it must choose a new password.", args,
 		func(store *models.Store, u models.User) int {
-			_, password, err := store.ResetPassword(ctx, u.ID, "cli")
+			_, password, err := store.ResetPassword(ctx, u.ID, models.ActorCLI)
 			if err != nil {
 				return c.fail(userMessage(err))
 			}

@@ -42,6 +42,12 @@ func TestUserCommands(t *testing.T) {
 		for _, name := range []string{"alice", "bob"} {
 			wantCode(t, runCLI(t, vars, pw+"\n", "user", "create", "--username", name), 0)
 		}
+		// A password that is the username is refused, digits at its end too.
+		r := runCLI(t, vars, "rtpolab12c45678\n", "user", "create", "--username", "rtpolab12c45678")
+		wantCode(t, r, 1)
+		if line := lastLine(r.stderr); !strings.Contains(line, "Password must not be the username.") {
+			t.Errorf("a password equal to the username said %q", line)
+		}
 		// ok runs a command that must print one line on stdout and nothing on stderr.
 		ok := func(args ...string) string {
 			t.Helper()

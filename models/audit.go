@@ -4,17 +4,90 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // AuditEvent records who did what to which pet, key or account, and when.
 type AuditEvent struct {
-	ID         int64
-	At         time.Time
-	Actor      string
+	ID    int64
+	At    time.Time
+	Actor string
+	// ActorKind says what Actor names; empty when writing means
+	// ActorKindOf(Actor).
+	ActorKind  ActorKind
 	Action     string
 	TargetType string
 	TargetID   int64
 	Detail     string
+	// Occurrences is how many times the event happened: more than one
+	// only for events recorded in bounded form (RecordForbidden).
+	Occurrences int `gorm:"default:1"`
+	// CoalesceKey names the one row that repeats of a bounded event add
+	// to; nil for every other event.
+	CoalesceKey *string
+}
+
+// BeforeCreate fills in the actor's kind.
+func (e *AuditEvent) BeforeCreate(*gorm.DB) error {
+	if e.ActorKind == "" {
+		e.ActorKind = ActorKindOf(e.Actor)
+	}
+	return nil
+}
+
+// ActorKind is what acted: a staff member, a partner's API key, the
+// command line, the service itself on its first start, or someone who is
+// no account (a failed sign-in with an unknown username).
+type ActorKind string
+
+// The actor kinds.
+const (
+	ActorKindStaff     ActorKind = "staff"
+	ActorKindAPIKey    ActorKind = "apikey"
+	ActorKindCLI       ActorKind = "cli"
+	ActorKindSystem    ActorKind = "system"
+	ActorKindAnonymous ActorKind = "anonymous"
+)
+
+// The actors that are no staff member. Their names are reserved
+// (ReservedUsername), so no account can take one and be credited with what
+// the command line or the first start did.
+const (
+	// ActorCLI is the command line (petstore user, apikey, seed).
+	ActorCLI = "cli"
+	// ActorFirstStart is the service creating the first account and key.
+	ActorFirstStart = "bootstrap"
+	// apiKeyActorPrefix starts the actor of a request made with an API key:
+	// "apikey <prefix> (<name>)", which a username (no spaces) cannot be.
+	apiKeyActorPrefix = "apikey "
+)
+
+// ActorKindOf returns the kind of the actor named actor. The names of the
+// other kinds are not usernames (reserved, or holding a space or a
+// parenthesis), so a staff member is never taken for one.
+func ActorKindOf(actor string) ActorKind {
+	switch {
+	case actor == ActorCLI:
+		return ActorKindCLI
+	case actor == ActorFirstStart:
+		return ActorKindSystem
+	case strings.HasPrefix(actor, apiKeyActorPrefix):
+		return ActorKindAPIKey
+	case actor == unknownAccount || actor == "anonymous":
+		return ActorKindAnonymous
+	}
+	return ActorKindStaff
+}
+
+// ReservedUsername reports whether name (lower case) is one the system
+// acts under, which no staff account may take.
+func ReservedUsername(name string) bool {
+	switch name {
+	case ActorCLI, ActorFirstStart, "system", "anonymous":
+		return true
+	}
+	return false
 }
 
 // Audit actions and target types.
@@ -56,6 +129,8 @@ type AuditQuery struct {
 	Action string
 	// Actor filters by the exact actor when not "".
 	Actor string
+	// ActorKind filters by the kind of actor when not "".
+	ActorKind ActorKind
 	// TargetType and TargetID filter by what was acted on when set.
 	TargetType string
 	TargetID   int64
@@ -68,6 +143,10 @@ type AuditQuery struct {
 func ParseAuditQuery(action, actor, target, before string) (AuditQuery, error) {
 	v := validation{}
 	q := AuditQuery{Limit: 50, Actor: actor}
+	if actor != "" {
+		// The kind too: a name alone could be taken by an account.
+		q.ActorKind = ActorKindOf(actor)
+	}
 	if action != "" {
 		ok := false
 		for _, a := range AuditActions {
@@ -112,6 +191,9 @@ func (s *Store) ListAuditEvents(ctx context.Context, q AuditQuery) ([]AuditEvent
 	}
 	if q.Actor != "" {
 		tx = tx.Where("actor = ?", q.Actor)
+	}
+	if q.ActorKind != "" {
+		tx = tx.Where("actor_kind = ?", q.ActorKind)
 	}
 	if q.TargetType != "" {
 		tx = tx.Where("target_type = ? AND target_id = ?", q.TargetType, q.TargetID)

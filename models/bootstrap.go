@@ -31,10 +31,10 @@ func (s *Store) EnsureBootstrap(ctx context.Context) (*Bootstrap, error) {
 		return nil, err
 	}
 	u.Role = RoleAdmin
-	k, key := s.newAPIKey(NewAPIKey{Name: "first key", Scopes: DefaultScopes}, "bootstrap")
+	k, key := s.newAPIKey(NewAPIKey{Name: "first key", Scopes: DefaultScopes}, ActorFirstStart)
 	// One transaction: either both exist and are printed, or neither.
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
-		if err := insertUser(tx, &u, "bootstrap"); err != nil {
+		if err := insertUser(tx, &u, ActorFirstStart); err != nil {
 			return err
 		}
 		return insertAPIKey(tx, &k)

@@ -65,8 +65,8 @@ func isCommonPassword(pw string) bool {
 
 // ValidatePassword checks a new password for the account username: at least
 // MinPasswordLength characters (Unicode code points) and at most 72 bytes;
-// not one character repeated; not the username (in any case, nor the
-// username with only white space or digits around it); not on the list of
+// not one character repeated; not the username (in any case, nor with only
+// white space or digits around the password or the username); not on the list of
 // common passwords. Any characters are allowed, spaces included. The error
 // says which rule was broken, on FieldPassword, and never repeats
 // the password.
@@ -98,14 +98,24 @@ func oneRepeatedCharacter(pw string) bool {
 }
 
 // isUsername reports a password that is the username, ignoring case and
-// the digits or white space around it ("Alice2024!" is not refused, but
-// "alice 2024" and "2024alice" are): such a password is the first guess
-// anyone makes against a known account.
+// the digits or white space around either of them ("Alice2024!" is not
+// refused, but "alice 2024", "2024alice", and "rtpolab12c45678" for the
+// username rtpolab12c45678 or rtpolab12c are): such a password is the first
+// guess anyone makes against a known account.
 func isUsername(pw, username string) bool {
 	name := normalUsername(username)
 	if name == "" {
 		return false
 	}
-	core := strings.TrimFunc(strings.ToLower(pw), func(r rune) bool { return unicode.IsSpace(r) || unicode.IsDigit(r) })
-	return core == name
+	pw = strings.ToLower(strings.TrimSpace(pw))
+	if pw == name {
+		return true
+	}
+	core := trimDigitsAndSpace(name)
+	return core != "" && trimDigitsAndSpace(pw) == core
+}
+
+// trimDigitsAndSpace removes the digits and white space around s.
+func trimDigitsAndSpace(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsDigit(r) })
 }

@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -124,12 +126,26 @@ func (s *Store) SetRole(ctx context.Context, id int64, role Role, actor string) 
 	return u, s.accountErr(id, "set role", err)
 }
 
-// RecordForbidden records that the account u was refused what: a console
-// request its role does not allow. The refusal itself changes nothing else.
-func (s *Store) RecordForbidden(ctx context.Context, u User, what string) error {
+// RecordForbidden records that the account u was refused route (its method
+// and pattern, such as "POST /admin/users/:id/role", never the raw path),
+// why being what. Refusals are kept in bounded form: one row per account,
+// route and minute, whose Occurrences counts them, however many arrive at
+// once and on however many instances (the row's CoalesceKey is unique, and
+// a repeat adds to it in the same statement). The refusal itself changes
+// nothing else.
+func (s *Store) RecordForbidden(ctx context.Context, u User, route, why string) error {
+	now := s.now()
+	minute := now.Truncate(time.Minute)
+	key := truncate(fmt.Sprintf("forbidden %d %d %s", u.ID, minute.Unix(), route), maxCoalesceKey)
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		return tx.Create(&AuditEvent{At: s.now(), Actor: u.Username, Action: ActionForbidden, TargetType: TargetUser,
-			TargetID: u.ID, Detail: truncate(what, 500)}).Error
+		ev := AuditEvent{At: now, Actor: u.Username, ActorKind: ActorKindStaff, Action: ActionForbidden, TargetType: TargetUser,
+			TargetID: u.ID, Detail: truncate(route+" "+why, 500), CoalesceKey: &key}
+		return tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "coalesce_key"}},
+			DoUpdates: clause.Assignments(map[string]any{"occurrences": gorm.Expr("occurrences + 1")})}).Create(&ev).Error
 	})
 	return s.dbErr("record forbidden", err)
 }
+
+// maxCoalesceKey is the size of audit_events.coalesce_key (MySQL's index
+// limit for utf8mb4).
+const maxCoalesceKey = 191

@@ -385,3 +385,53 @@ func TestRolesMigration(t *testing.T) {
 		})
 	}
 }
+
+// Refusals are recorded in bounded form: a hundred at once from one member
+// on one route make one row with their count, and a new minute or another
+// route a row of its own.
+func TestRecordForbiddenBounded(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 26, 10, 0, 5, 0, time.UTC)
+		s.SetClock(func() time.Time { return now })
+		vera, err := s.CreateUserWithRole(ctx, "vera", "correct horse battery staple", models.RoleViewer, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		const route = "POST /admin/users/:id/role"
+		var wg sync.WaitGroup
+		for range 100 {
+			wg.Go(func() {
+				if err := s.RecordForbidden(ctx, vera, route, "needs admin; role viewer"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if err := s.RecordForbidden(ctx, vera, "POST /admin/pets", "needs editor; role viewer"); err != nil {
+			t.Fatal(err)
+		}
+		events, _, err := s.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionForbidden, Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, ev := range events {
+			got[ev.Detail] += ev.Occurrences
+			if ev.ActorKind != models.ActorKindStaff || ev.Actor != "vera" {
+				t.Errorf("refusal by %s (%s)", ev.Actor, ev.ActorKind)
+			}
+		}
+		if len(events) != 2 || got[route+" needs admin; role viewer"] != 100 || got["POST /admin/pets needs editor; role viewer"] != 1 {
+			t.Fatalf("%d rows for 101 refusals: %v; want 2 rows counting 100 and 1", len(events), got)
+		}
+		now = now.Add(time.Minute)
+		if err := s.RecordForbidden(ctx, vera, route, "needs admin; role viewer"); err != nil {
+			t.Fatal(err)
+		}
+		if n := countAudit(t, s, models.ActionForbidden); n != 3 {
+			t.Errorf("%d rows after a refusal in the next minute; want 3", n)
+		}
+	})
+}

@@ -108,6 +108,9 @@ func (h *hashLimiter) acquire(ctx context.Context) error {
 	select {
 	case h.slots <- struct{}{}:
 	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return canceled("wait to check a password", ctx.Err())
+		}
 		return &Error{Code: CodeUnavailable, Message: "The server is too busy to check passwords now; try again shortly.", Err: ctx.Err()}
 	}
 	n := h.running.Add(1)
@@ -142,14 +145,48 @@ func (s *Store) Login(ctx context.Context, username, password, clientIP string) 
 		return User{}, err
 	}
 	now := s.now()
+	detail := "from " + clientIP
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		if u.MustChangePassword {
+			if err := useOneTimePassword(tx, u, now); err != nil {
+				return err
+			}
+			detail += " with a one-time password"
+		}
 		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
-			TargetID: u.ID, Detail: "from " + clientIP}).Error
+			TargetID: u.ID, Detail: detail}).Error
 	})
+	if err == ErrOneTimePasswordSpent {
+		return User{}, err
+	}
 	if err != nil {
 		return User{}, s.dbErr("audit login", err)
 	}
 	return u, nil
+}
+
+// ErrOneTimePasswordSpent refuses the one-time password of a reset that has
+// signed in once already or is older than OneTimePasswordLifetime. It is
+// said only after the right password.
+var ErrOneTimePasswordSpent = &Error{Code: CodeUnauthorized,
+	Message: "This one-time password has expired or has been used already. Ask an admin to reset your password again."}
+
+// useOneTimePassword spends the one-time password u has just signed in with,
+// within tx: of any number of sign-ins with it at once, on any instance,
+// one conditional UPDATE lets exactly one through.
+func useOneTimePassword(tx *gorm.DB, u User, now time.Time) error {
+	if u.OneTimeExpiresAt != nil && !now.Before(*u.OneTimeExpiresAt) {
+		return ErrOneTimePasswordSpent
+	}
+	res := tx.Model(&User{}).Where("id = ? AND password_hash = ? AND one_time_used_at IS NULL", u.ID, u.PasswordHash).
+		Update("one_time_used_at", now)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return ErrOneTimePasswordSpent
+	}
+	return nil
 }
 
 // checkWithinLimits reserves a check, waits for a hashing slot, and checks

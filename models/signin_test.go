@@ -299,11 +299,11 @@ func TestChangePasswordWithinSignInLimits(t *testing.T) {
 		}
 		const next = "another battery horse staple"
 		for i := range models.MaxFailuresPerUsernameAddress {
-			if _, err := e.s.ChangePassword(ctx, u.ID, "not the password at all", next, "203.0.113.9"); models.ErrorCode(err) != models.CodeInvalidRequest {
+			if _, err := e.s.ChangePassword(ctx, u.ID, "not the password at all", next, "203.0.113.9", ""); models.ErrorCode(err) != models.CodeInvalidRequest {
 				t.Fatalf("wrong current password %d: %v, want invalid_request", i, err)
 			}
 		}
-		if _, err := e.s.ChangePassword(ctx, u.ID, victimPassword, next, "203.0.113.9"); models.ErrorCode(err) != models.CodeRateLimited {
+		if _, err := e.s.ChangePassword(ctx, u.ID, victimPassword, next, "203.0.113.9", ""); models.ErrorCode(err) != models.CodeRateLimited {
 			t.Fatalf("sixth change from the address: %v, want rate_limited", err)
 		}
 		if _, err := e.s.Login(ctx, victim, victimPassword, "203.0.113.9"); models.ErrorCode(err) != models.CodeRateLimited {
@@ -314,7 +314,7 @@ func TestChangePasswordWithinSignInLimits(t *testing.T) {
 		}
 		// A right one gives its check back: changing twice from a fresh
 		// address never runs into the limit.
-		if _, err := e.s.ChangePassword(ctx, u.ID, victimPassword, next, "198.51.100.7"); err != nil {
+		if _, err := e.s.ChangePassword(ctx, u.ID, victimPassword, next, "198.51.100.7", ""); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -29,6 +29,12 @@ type User struct {
 	// MustChangePassword is set when another member reset the password: the
 	// console lets the account do nothing but choose a new one.
 	MustChangePassword bool
+	// OneTimeExpiresAt is when the one-time password of a reset stops
+	// signing in (OneTimePasswordLifetime after the reset); OneTimeUsedAt
+	// is when it signed in, after which it signs in no more. Both are nil
+	// once the member has chosen a password.
+	OneTimeExpiresAt *time.Time
+	OneTimeUsedAt    *time.Time
 	// Role is what the account may do in the console.
 	Role      Role
 	CreatedAt time.Time
@@ -61,10 +67,14 @@ func (s *Store) CreateUser(ctx context.Context, username, password, actor string
 }
 
 // CreateUserWithRole adds a staff account with a bcrypt-hashed password
-// and the role.
+// and the role. The names the system acts under (ReservedUsername) are
+// refused.
 func (s *Store) CreateUserWithRole(ctx context.Context, username, password string, role Role, actor string) (User, error) {
 	if _, err := ParseRole(string(role)); err != nil {
 		return User{}, err
+	}
+	if ReservedUsername(normalUsername(username)) {
+		return User{}, fieldError(FieldUsername, fmt.Sprintf("The username %q is reserved for the system; choose another.", normalUsername(username)))
 	}
 	u, err := s.newUser(ctx, username, password)
 	if err != nil {
@@ -284,10 +294,16 @@ func (s *Store) EndSessions(ctx context.Context, id int64, actor string) (User, 
 	return u, s.accountErr(id, "end sessions", err)
 }
 
+// OneTimePasswordLifetime is how long the one-time password of a reset
+// signs in: long enough to reach a colleague on another shift, short
+// enough that one read off a note days later is worth nothing.
+const OneTimePasswordLifetime = 24 * time.Hour
+
 // ResetPassword gives the account id a new random one-time password, which
 // it returns to be shown once and never stores in the clear. The account's
 // sessions end, and at its next sign-in it must choose a new password
-// before it can do anything else. A disabled account stays disabled.
+// before it can do anything else. The one-time password signs in once,
+// within OneTimePasswordLifetime (Login). A disabled account stays disabled.
 func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User, string, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
@@ -308,12 +324,15 @@ func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User
 			return err
 		}
 		now := s.now()
+		expires := now.Add(OneTimePasswordLifetime)
 		err := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{"password_hash": string(hash),
-			"must_change_password": true, "session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error
+			"must_change_password": true, "one_time_expires_at": expires, "one_time_used_at": nil,
+			"session_version": gorm.Expr("session_version + 1"), "updated_at": now}).Error
 		if err != nil {
 			return err
 		}
 		u.PasswordHash, u.MustChangePassword, u.SessionVersion, u.UpdatedAt = string(hash), true, u.SessionVersion+1, now
+		u.OneTimeExpiresAt, u.OneTimeUsedAt = &expires, nil
 		if err := endSessions(tx, id); err != nil {
 			return err
 		}
@@ -337,11 +356,14 @@ const (
 
 // ChangePassword replaces a user's password after checking the current
 // one (which after a reset is the one-time password), clears a pending
-// must-change, and bumps the session version so the account's other
-// sessions end. A refusal names FieldCurrentPassword or FieldNewPassword.
+// must-change, and ends the account's other sessions: the session version
+// goes up and their rows are deleted in the same transaction, as disable,
+// reset and end-sessions do, so the list of sessions shows only the one
+// kept (keep, a Session.Handle; "" keeps none). A refusal names
+// FieldCurrentPassword or FieldNewPassword.
 // Wrong current passwords count as failed sign-ins, so a stolen session
 // cannot be used to guess the password faster than the sign-in form allows.
-func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, clientIP string) (User, error) {
+func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, clientIP, keep string) (User, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
 		return User{}, err
@@ -367,13 +389,16 @@ func (s *Store) ChangePassword(ctx context.Context, id int64, current, next, cli
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Model(&User{}).Where("id = ?", id).Updates(map[string]any{
-			"password_hash": nu.PasswordHash, "must_change_password": false,
+			"password_hash": nu.PasswordHash, "must_change_password": false, "one_time_expires_at": nil, "one_time_used_at": nil,
 			"session_version": gorm.Expr("session_version + 1"), "updated_at": now})
 		if res.Error != nil {
 			return res.Error
 		}
+		if err := tx.Where("user_id = ? AND id_hash <> ?", id, keep).Delete(&sessionRow{}).Error; err != nil {
+			return err
+		}
 		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionPasswordChanged, TargetType: TargetUser,
-			TargetID: id, Detail: "own password"}).Error
+			TargetID: id, Detail: "own password; other sessions ended"}).Error
 	})
 	if err != nil {
 		return User{}, s.dbErr("change password", err)

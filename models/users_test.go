@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 
@@ -93,6 +94,11 @@ func TestValidatePassword(t *testing.T) {
 		{"the username in capitals", "BARTHOLOMEW.X", "bartholomew.x", username},
 		{"the username and digits", "annabelle2024", "annabelle", username},
 		{"the username between spaces", "  annabelle   ", "annabelle", username},
+		{"the username that ends in digits", "rtpolab12c45678", "rtpolab12c45678", username},
+		{"the username that ends in digits, in capitals", "RTPOLAB12C45678", "rtpolab12c45678", username},
+		{"the username with other trailing digits", "rtpolab12c 2024", "rtpolab12c45678", username},
+		{"the username that starts with digits, other digits around", "2024 99bartholomew 7", "99bartholomew", username},
+		{"a digits-only username", "  31415926535  ", "31415926535", username},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -617,10 +623,10 @@ func TestResetPassword(t *testing.T) {
 
 		// The new password may not be the one-time password.
 		var e *models.Error
-		if _, err := s.ChangePassword(ctx, bob.ID, otp, otp, "192.0.2.1"); !errors.As(err, &e) || e.Field(models.FieldNewPassword) == "" {
+		if _, err := s.ChangePassword(ctx, bob.ID, otp, otp, "192.0.2.1", ""); !errors.As(err, &e) || e.Field(models.FieldNewPassword) == "" {
 			t.Errorf("ChangePassword(to the one-time password) = %v, want refused on new", err)
 		}
-		changed, err := s.ChangePassword(ctx, bob.ID, otp, next, "192.0.2.1")
+		changed, err := s.ChangePassword(ctx, bob.ID, otp, next, "192.0.2.1", "")
 		if err != nil || changed.MustChangePassword {
 			t.Fatalf("ChangePassword after reset = %+v, %v; want must change cleared", changed, err)
 		}
@@ -646,4 +652,148 @@ func TestEndSessions(t *testing.T) {
 			t.Errorf("audit trail %v", a)
 		}
 	})
+}
+
+// The names the system acts under cannot be taken by a staff account, in
+// any case: an account named cli would be credited with what the command
+// line did.
+func TestReservedUsernamesRefused(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		for _, name := range []string{"cli", "CLI", " bootstrap ", "system", "anonymous"} {
+			_, err := s.CreateUser(context.Background(), name, "correct horse battery staple", "test")
+			var e *models.Error
+			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || !strings.Contains(e.Field(models.FieldUsername), "reserved for the system") {
+				t.Errorf("CreateUser(%q) = %v; want refused on username as reserved", name, err)
+			}
+		}
+		if n, _ := s.CountUsers(context.Background()); n != 0 {
+			t.Errorf("%d accounts after refused creates", n)
+		}
+	})
+}
+
+// Every audit row says what kind of actor wrote it, and the actor filter
+// keeps the kinds apart.
+func TestAuditActorKinds(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		if _, err := s.EnsureBootstrap(ctx); err != nil {
+			t.Fatal(err)
+		}
+		alice := newAccounts(t, s, "alice")[0]
+		if _, err := s.CreateUser(ctx, "carol", "correct horse battery staple", models.ActorCLI); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.DisableUser(ctx, alice.ID, "carol"); err != nil {
+			t.Fatal(err)
+		}
+		// Creates go through the group commit's own SQL on each engine.
+		for _, actor := range []string{"apikey pst_abcd1234 (partner)", "carol"} {
+			if _, err := s.CreatePet(ctx, models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable}, actor); err != nil {
+				t.Fatal(err)
+			}
+		}
+		events, _, err := s.ListAuditEvents(ctx, models.AuditQuery{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]models.ActorKind{}
+		for _, ev := range events {
+			got[ev.Actor+" "+ev.Action] = ev.ActorKind
+		}
+		want := map[string]models.ActorKind{
+			"bootstrap user.created":                    models.ActorKindSystem,
+			"bootstrap apikey.created":                  models.ActorKindSystem,
+			"cli user.created":                          models.ActorKindCLI,
+			"carol user.disabled":                       models.ActorKindStaff,
+			"apikey pst_abcd1234 (partner) pet.created": models.ActorKindAPIKey,
+			"carol pet.created":                         models.ActorKindStaff,
+		}
+		for k, kind := range want {
+			if got[k] != kind {
+				t.Errorf("%s: actor kind %q, want %q (all: %v)", k, got[k], kind, got)
+			}
+		}
+		q, err := models.ParseAuditQuery("", "cli", "", "")
+		if err != nil || q.ActorKind != models.ActorKindCLI {
+			t.Fatalf("ParseAuditQuery(actor cli) = %+v, %v", q, err)
+		}
+		byCLI, _, err := s.ListAuditEvents(ctx, q)
+		if err != nil || len(byCLI) != 1 || byCLI[0].ActorKind != models.ActorKindCLI {
+			t.Errorf("events by the command line: %+v, %v", byCLI, err)
+		}
+	})
+}
+
+// The one-time password of a reset signs in once, and not after
+// OneTimePasswordLifetime; of many sign-ins with it at once, one gets in.
+func TestOneTimePasswordSignsInOnce(t *testing.T) {
+	t.Parallel()
+	forEachSignIn(t, 20, bcrypt.MinCost, func(t *testing.T, e *signInEnv) {
+		ctx := context.Background()
+		u, err := e.s.FindUser(ctx, victim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, otp, err := e.s.ResetPassword(ctx, u.ID, models.ActorCLI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 10
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { _, errs[i] = e.s.Login(ctx, victim, otp, fmt.Sprintf("192.0.2.%d", i+1)) })
+		}
+		wg.Wait()
+		ok := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case !spent(err):
+				t.Errorf("sign-in with a spent one-time password: %v; want ErrOneTimePasswordSpent", err)
+			}
+		}
+		if ok != 1 {
+			t.Errorf("%d of %d sign-ins at once with one one-time password got in; want 1", ok, n)
+		}
+		if _, err := e.s.Login(ctx, victim, otp, "198.51.100.1"); !spent(err) {
+			t.Errorf("a later sign-in with it: %v; want ErrOneTimePasswordSpent", err)
+		}
+		// The session that got in still chooses the new password with it.
+		if _, err := e.s.ChangePassword(ctx, u.ID, otp, "a fresh password of mine", "192.0.2.1", ""); err != nil {
+			t.Fatalf("ChangePassword with the spent one-time password: %v", err)
+		}
+		if _, err := e.s.Login(ctx, victim, "a fresh password of mine", "192.0.2.1"); err != nil {
+			t.Errorf("the new password, twice in a row: %v", err)
+		}
+
+		// A one-time password unused for a day has expired.
+		_, otp, err = e.s.ResetPassword(ctx, u.ID, models.ActorCLI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.advance(models.OneTimePasswordLifetime - time.Second)
+		_, otp2, err := e.s.ResetPassword(ctx, u.ID, models.ActorCLI)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.Login(ctx, victim, otp, "192.0.2.1"); models.ErrorCode(err) != models.CodeUnauthorized || spent(err) {
+			t.Errorf("the one-time password of an earlier reset: %v; want the usual wrong password", err)
+		}
+		e.advance(models.OneTimePasswordLifetime)
+		if _, err := e.s.Login(ctx, victim, otp2, "192.0.2.1"); !spent(err) {
+			t.Errorf("a one-time password a day old: %v; want ErrOneTimePasswordSpent", err)
+		}
+	})
+}
+
+// spent reports the refusal of a spent one-time password (errors.Is
+// matches any error of its code).
+func spent(err error) bool {
+	var e *models.Error
+	return errors.As(err, &e) && e == models.ErrOneTimePasswordSpent
 }

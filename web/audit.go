@@ -67,7 +67,10 @@ func auditURL(v templates.AuditView, before int64) string {
 }
 
 func auditRow(ev models.AuditEvent) templates.AuditRow {
-	r := templates.AuditRow{When: ev.At.UTC().Format("2006-01-02 15:04:05") + " UTC", Actor: ev.Actor, Action: ev.Action, Detail: ev.Detail}
+	r := templates.AuditRow{When: ev.At.UTC().Format("2006-01-02 15:04:05") + " UTC", Actor: actorName(ev), Action: ev.Action, Detail: ev.Detail}
+	if ev.Occurrences > 1 {
+		r.Detail += " (" + strconv.Itoa(ev.Occurrences) + " times this minute)"
+	}
 	if ev.TargetID > 0 {
 		target := ev.TargetType + ":" + strconv.FormatInt(ev.TargetID, 10)
 		r.Target = ev.TargetType + " " + strconv.FormatInt(ev.TargetID, 10)
@@ -76,4 +79,17 @@ func auditRow(ev models.AuditEvent) templates.AuditRow {
 		r.Target = ev.TargetType
 	}
 	return r
+}
+
+// actorName names the actor of ev with its kind where it is not a staff
+// member, so that the command line and the first start read as what they
+// are.
+func actorName(ev models.AuditEvent) string {
+	switch ev.ActorKind {
+	case models.ActorKindCLI:
+		return ev.Actor + " (command line)"
+	case models.ActorKindSystem:
+		return ev.Actor + " (first start)"
+	}
+	return ev.Actor
 }

@@ -39,7 +39,7 @@ func (ui *Web) login(c *gin.Context) {
 		switch {
 		case models.ErrorCode(err) == models.CodeUnauthorized:
 			// Said only after the right password: a guesser sees the usual message.
-			if errors.As(err, &e) && e == models.ErrAccountDisabled {
+			if errors.As(err, &e) && (e == models.ErrAccountDisabled || e == models.ErrOneTimePasswordSpent) {
 				msg = e.Message
 			}
 		case errors.As(err, &e) && e.RetryAfter > 0:

@@ -172,7 +172,7 @@ func TestPasswordChangeEndsOtherSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.ChangePassword(context.Background(), u.ID, staffPassword, "a brand new password", "127.0.0.1"); err != nil {
+		if _, err := e.store.ChangePassword(context.Background(), u.ID, staffPassword, "a brand new password", "127.0.0.1", ""); err != nil {
 			t.Fatal(err)
 		}
 		wantStatus(t, b.get("/admin/pets"), http.StatusSeeOther)

@@ -67,7 +67,8 @@ func RouteRoles() map[string]models.Role { return maps.Clone(routeRoles) }
 
 // authorize lets the request through when the signed-in member's role
 // allows its route, and otherwise refuses it with a 403 page and an audit
-// row, before any handler runs: a refused request changes nothing.
+// row (one per member, route pattern and minute, with a count), before any
+// handler runs: a refused request changes nothing.
 // It runs after requireStaff and checkAccount.
 func (ui *Web) authorize(c *gin.Context) {
 	route := c.Request.Method + " " + c.FullPath()
@@ -80,11 +81,11 @@ func (ui *Web) authorize(c *gin.Context) {
 		c.Next()
 		return
 	}
-	what := c.Request.Method + " " + c.Request.URL.Path + " needs " + string(need) + "; role " + string(u.Role)
+	why := "needs " + string(need) + "; role " + string(u.Role)
 	if !ok {
-		what = c.Request.Method + " " + c.Request.URL.Path + " is open to no role; role " + string(u.Role)
+		why = "is open to no role; role " + string(u.Role)
 	}
-	if err := ui.store.RecordForbidden(c.Request.Context(), u, what); err != nil {
+	if err := ui.store.RecordForbidden(c.Request.Context(), u, route, why); err != nil {
 		ui.fail(c, err)
 		return
 	}

@@ -286,7 +286,7 @@ func TestRolesByRoute(t *testing.T) {
 						t.Errorf("a refused request changed the store:\nbefore:\n%s\nafter:\n%s", before, after)
 					}
 					got := e.refusals()
-					want := fmt.Sprintf("%s user:%d %s %s needs %s; role %s", v.u.Username, v.u.ID, c.method, c.path,
+					want := fmt.Sprintf("%s user:%d %s %s needs %s; role %s", v.u.Username, v.u.ID, c.method, c.route,
 						web.RouteRoles()[c.method+" "+c.route], r)
 					if len(got) != seen+1 || got[0] != want {
 						t.Errorf("audit of refusals %q, want one more: %q", got, want)
@@ -356,22 +356,27 @@ func TestForbiddenPage(t *testing.T) {
 			t.Error("an editor disabled an account")
 		}
 		events, _, err := e.store.ListAuditEvents(context.Background(), models.AuditQuery{Action: models.ActionForbidden, Actor: "vera"})
-		if err != nil || len(events) != 2 {
-			t.Fatalf("vera's refusals %+v, %v; want 2", events, err)
+		// Her two refusals of one route in one minute are one row that
+		// counts them.
+		if err != nil || len(events) != 1 {
+			t.Fatalf("vera's refusals %+v, %v; want 1 row", events, err)
 		}
-		if ev := events[1]; ev.TargetType != models.TargetUser || ev.TargetID != vera.ID || ev.Detail != "POST /admin/pets needs editor; role viewer" {
+		if ev := events[0]; ev.TargetType != models.TargetUser || ev.TargetID != vera.ID || ev.Detail != "POST /admin/pets needs editor; role viewer" || ev.Occurrences != 2 {
 			t.Errorf("audit row %+v", ev)
 		}
 		// The audit page lists them, filterable by their action.
 		audit := b.get("/admin/audit?action=" + models.ActionForbidden)
 		wantStatus(t, audit, http.StatusOK)
-		if got := auditActions(audit); len(got) != 4 {
-			t.Errorf("audit page lists %q, want the 4 refusals", got)
+		if got := auditActions(audit); len(got) != 3 {
+			t.Errorf("audit page lists %q, want the 3 rows of 4 refusals", got)
+		}
+		if !strings.Contains(audit.Body, "POST /admin/pets needs editor; role viewer (2 times this minute)") {
+			t.Error("the audit page does not say how often vera was refused")
 		}
 		// A forged form is refused for its token first, as before roles.
 		wantStatus(t, b.post("/admin/api-keys", url.Values{"csrf_token": {"forged"}, "name": {"x"}}), http.StatusForbidden)
-		if n := len(e.refusals()); n != 4 {
-			t.Errorf("%d refusals audited after a forged form, want still 4", n)
+		if n := len(e.refusals()); n != 3 {
+			t.Errorf("%d refusals audited after a forged form, want still 3", n)
 		}
 	})
 }
@@ -638,5 +643,30 @@ func TestLastAdminConcurrentRequests(t *testing.T) {
 			t.Errorf("enabled admins left %q after %v; want exactly one and some refusals", left, count)
 		}
 		t.Logf("%s: %v", e.store.Driver(), count)
+	})
+}
+
+// A viewer firing refused requests with paths of its choosing writes one
+// audit row per route pattern and minute, counting them, and no path text.
+func TestRefusalsAuditedBounded(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		_, b, tok := e.member("vera", models.RoleViewer)
+		const n = 60
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				path := fmt.Sprintf("/admin/pets/%d/status", 1000+i)
+				b.post(path, url.Values{"csrf_token": {tok}, "status": {"sold"}})
+			})
+		}
+		wg.Wait()
+		events, _, err := e.store.ListAuditEvents(context.Background(), models.AuditQuery{Action: models.ActionForbidden, Limit: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != 1 || events[0].Occurrences != n || events[0].Detail != "POST /admin/pets/:id/status needs editor; role viewer" {
+			t.Fatalf("%d refusals audited as %+v; want one row counting %d, by route pattern", n, events, n)
+		}
 	})
 }

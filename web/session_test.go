@@ -367,13 +367,13 @@ func TestSessionRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.store.ChangePassword(ctx, u.ID, staffPassword, "correct horse battery staple", "127.0.0.1"); err != nil {
+		if _, err := e.store.ChangePassword(ctx, u.ID, staffPassword, "correct horse battery staple", "127.0.0.1", ""); err != nil {
 			t.Fatal(err)
 		}
 		wantStatus(t, b1.get("/admin/pets"), http.StatusSeeOther)
 		wantStatus(t, b3.get("/admin/pets"), http.StatusSeeOther)
 		wantRows(0)
-		if _, err := e.store.ChangePassword(ctx, u.ID, "correct horse battery staple", staffPassword, "127.0.0.1"); err != nil {
+		if _, err := e.store.ChangePassword(ctx, u.ID, "correct horse battery staple", staffPassword, "127.0.0.1", ""); err != nil {
 			t.Fatal(err)
 		}
 

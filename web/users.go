@@ -110,13 +110,14 @@ func (ui *Web) createUser(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, Prefix+"/users")
 }
 
-// changePassword changes the signed-in member's password. The store bumps
-// the account's session version, which ends all its sessions; this one is
-// moved to the new version so that only the others end.
+// changePassword changes the signed-in member's password. The store ends
+// every other session of the account (version and rows); this one is kept
+// and moved to the new version.
 // After a reset (the form at /admin/password) the console opens again.
 func (ui *Web) changePassword(c *gin.Context) {
 	forced := currentUser(c).MustChangePassword
-	u, err := ui.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP())
+	u, err := ui.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP(),
+		ui.sessionHandle(c))
 	if invalid, ok := invalidFields(err); ok && forced {
 		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength, Password: passwordForm(invalid)}
 		ui.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(ui.page(c, "Choose a new password", ""), v))

@@ -249,6 +249,11 @@ func TestChangePassword(t *testing.T) {
 			t.Errorf("flash %q", got)
 		}
 		wantStatus(t, b.get("/admin/api-keys"), http.StatusOK)
+		// Before the other browser comes back, its session is gone from
+		// the list: the change ended it, it is not merely refused later.
+		if rows := sessionRows(b.get("/admin/sessions")); len(rows) != 1 || !strings.HasSuffix(rows[0], "| this") {
+			t.Errorf("sessions after a password change: %q, want only this one", rows)
+		}
 		wantStatus(t, other.get("/admin/users"), http.StatusSeeOther)
 		// And the new password signs in.
 		again := e.browser()
