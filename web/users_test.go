@@ -456,6 +456,12 @@ func TestResetMemberPassword(t *testing.T) {
 		forced := bob.get("/admin/password")
 		wantStatus(t, forced, http.StatusOK)
 		btok := csrf(t, forced)
+		// It signed in once: another browser is refused, and told why.
+		second := e.browser().signInAs("bob", otp)
+		wantStatus(t, second, http.StatusUnauthorized)
+		if !strings.Contains(second.Body, "This one-time password has expired or has been used already.") {
+			t.Errorf("a second sign-in with the one-time password:\n%s", second.Body)
+		}
 		// Nothing else can be done either.
 		p = bob.post("/admin/api-keys", url.Values{"csrf_token": {btok}, "name": {"sneaky"}})
 		wantStatus(t, p, http.StatusSeeOther)
