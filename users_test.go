@@ -48,6 +48,14 @@ func TestUserCommands(t *testing.T) {
 		if line := lastLine(r.stderr); !strings.Contains(line, "Password must not be the username.") {
 			t.Errorf("a password equal to the username said %q", line)
 		}
+		// The names the system acts under are not for staff.
+		for _, name := range []string{"cli", "Bootstrap"} {
+			r := runCLI(t, vars, pw+"\n", "user", "create", "--username", name)
+			wantCode(t, r, 1)
+			if line := lastLine(r.stderr); !strings.Contains(line, "is reserved for the system") {
+				t.Errorf("user create --username %s said %q", name, line)
+			}
+		}
 		// ok runs a command that must print one line on stdout and nothing on stderr.
 		ok := func(args ...string) string {
 			t.Helper()
