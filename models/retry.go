@@ -110,7 +110,9 @@ func isTransient(err error) bool {
 // database aborts it for a reason a retry may get past (retryDelay), up to
 // maxAttempts in all. fn may run more than once: it must set every value
 // it writes from scratch (for example, leave the ID of a record to create
-// at zero). Every write of the Store goes through it.
+// at zero). The Store's GORM writes go through it; the group-commit
+// batches, the idempotency claims and the background purges run their own
+// statements and retry them with retry.
 func (s *Store) transaction(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return retry(ctx, func() error { return s.db.WithContext(ctx).Transaction(fn) })
 }

@@ -52,10 +52,6 @@ const (
 // account: what was typed (perhaps a password) is not recorded.
 const unknownAccount = "(unknown account)"
 
-// ErrLoginThrottled matches (with errors.Is) a sign-in refused by a limit;
-// the error returned also says when to retry, in RetryAfter.
-var ErrLoginThrottled = &Error{Code: CodeRateLimited, Message: "Too many failed sign-ins. Wait a few minutes and try again."}
-
 // SignInCounts are this instance's counts since it started.
 type SignInCounts struct {
 	// PasswordChecks is how many passwords bcrypt compared.
