@@ -1,6 +1,8 @@
 // Package templates holds the admin console's templ components and the view
 // structs they take. Views are shaped like the screen; they carry strings
-// ready to show and know nothing of the database, Gin or HTTP.
+// ready to show and know nothing of the database, Gin or HTTP. Each page's
+// view structs live in its own *_views.go (pets_views.go for pets.templ);
+// this file holds the layout's, which every page shares.
 package templates
 
 // Page is what every full page needs: the layout's data.
