@@ -13,7 +13,7 @@ import (
 
 // The pet bodies are the API's hot path: they are written by hand into
 // pooled buffers, byte for byte as encoding/json writes them (HTML
-// characters unescaped, as writeJSON does). json_test.go holds the two to
+// characters unescaped, as writeJSON does). petencode_test.go holds the two to
 // the same output.
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
