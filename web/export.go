@@ -1,7 +1,7 @@
 package web
 
 import (
-	"encoding/csv"
+	"bufio"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/text/unicode/norm"
 
+	"petstore/httpcode"
 	"petstore/models"
 )
 
@@ -41,8 +42,13 @@ var errClientGone = errors.New("export: the client is gone")
 // exportPets answers GET /admin/pets/export.csv?status=&q= with the pets
 // the pets page lists for the same parameters (a page position in them is
 // ignored: an export is every page), and audits it when it ends, also when
-// the client went away (with the rows sent so far) or a read failed.
+// the client went away (with the rows sent so far) or a read failed. An
+// export asked for by another site is refused (errExportCrossSite).
 func (ui *Web) exportPets(c *gin.Context) {
+	if c.GetHeader("Sec-Fetch-Site") == "cross-site" {
+		ui.fail(c, errExportCrossSite)
+		return
+	}
 	l, err := petListing(c)
 	if err != nil {
 		ui.fail(c, err)
@@ -66,6 +72,17 @@ func (ui *Web) exportPets(c *gin.Context) {
 		out.abort()
 	}
 }
+
+// errExportCrossSite refuses an export that another site started, such as
+// a link or a redirect on another site that the browser followed with the
+// console's cookie (SameSite=Lax sends it on a top-level GET): it would
+// download the pets and write an audit event in the member's name. The
+// browser says so in Sec-Fetch-Site; a request without it (an old browser,
+// curl with a session cookie) is not refused, nor one from the console
+// itself (same-origin), a sibling site (same-site) or typed in the address
+// bar (none).
+var errExportCrossSite = refuse(httpcode.Forbidden, "Request refused",
+	"The export was asked for from another site, so nothing was exported. Use Export CSV on the pets page.")
 
 // exportURL is the address of the CSV export of a listing's filter.
 func exportURL(l models.PetListing) string {
@@ -91,17 +108,15 @@ func exportOutcome(c *gin.Context, err error) models.ExportOutcome {
 type petCSV struct {
 	c        *gin.Context
 	rc       *http.ResponseController
-	csv      *csv.Writer
+	w        *bufio.Writer
 	filename string
-	record   []string
+	line     []byte // one row's bytes, reused
 	started  bool
 	rows     int // the pets flushed to the client
 }
 
 func newPetCSV(c *gin.Context, filename string) *petCSV {
-	w := csv.NewWriter(c.Writer)
-	w.UseCRLF = true
-	return &petCSV{c: c, rc: http.NewResponseController(c.Writer), csv: w, filename: filename, record: make([]string, len(exportColumns))}
+	return &petCSV{c: c, rc: http.NewResponseController(c.Writer), w: bufio.NewWriter(c.Writer), filename: filename}
 }
 
 // start sends the headers and the header row, once.
@@ -115,7 +130,7 @@ func (o *petCSV) start() {
 	h.Set("Content-Disposition", contentDisposition(o.filename))
 	h.Set("Cache-Control", "no-store")
 	o.c.Status(http.StatusOK)
-	_ = o.csv.Write(exportColumns)
+	_, _ = o.w.WriteString(exportHeader)
 }
 
 // write sends one chunk of pets and flushes it to the client.
@@ -123,13 +138,8 @@ func (o *petCSV) write(pets []models.Pet) error {
 	o.start()
 	_ = o.rc.SetWriteDeadline(time.Now().Add(exportStall))
 	for _, p := range pets {
-		o.record[0] = strconv.FormatInt(p.ID, 10)
-		o.record[1] = neutralizeFormula(p.Name)
-		o.record[2] = strconv.FormatInt(p.CategoryID, 10)
-		o.record[3] = string(p.Status)
-		o.record[4] = p.CreatedAt.UTC().Format(time.RFC3339)
-		o.record[5] = p.UpdatedAt.UTC().Format(time.RFC3339)
-		_ = o.csv.Write(o.record) // a failed write shows in Error below
+		o.line = appendPetRow(o.line[:0], p)
+		_, _ = o.w.Write(o.line) // a failed write shows in flush below
 	}
 	if err := o.flush(); err != nil {
 		return err
@@ -146,8 +156,7 @@ func (o *petCSV) finish() error {
 }
 
 func (o *petCSV) flush() error {
-	o.csv.Flush()
-	if err := o.csv.Error(); err != nil {
+	if err := o.w.Flush(); err != nil {
 		return fmt.Errorf("%w: %w", errClientGone, err)
 	}
 	o.c.Writer.Flush()
@@ -167,17 +176,125 @@ func (o *petCSV) abort() {
 	o.c.Abort()
 }
 
-// neutralizeFormula keeps a spreadsheet from running a text cell as a
-// formula (OWASP, "CSV Injection"): a cell starting with =, +, -, @, a tab
-// or a carriage return gets a single quote in front, which spreadsheets
-// show as text. Only the name needs it: ids and category ids are numbers
-// (a negative number is a value, not a formula, and none is stored),
+// exportHeader is the CSV's header row (exportColumns).
+var exportHeader = strings.Join(exportColumns, ",") + "\r\n"
+
+// appendPetRow appends a pet's row of the CSV, CRLF included. Only the
+// name needs quoting or neutralising: ids and category ids are numbers (a
+// negative number is a value, not a formula, and none is stored),
 // statuses and times are fixed forms.
-func neutralizeFormula(s string) string {
-	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
-		return "'" + s
+func appendPetRow(b []byte, p models.Pet) []byte {
+	b = strconv.AppendInt(b, p.ID, 10)
+	b = append(b, ',')
+	b = appendTextCell(b, p.Name)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, p.CategoryID, 10)
+	b = append(b, ',')
+	b = append(b, p.Status...)
+	b = append(b, ',')
+	b = p.CreatedAt.UTC().AppendFormat(b, time.RFC3339)
+	b = append(b, ',')
+	b = p.UpdatedAt.UTC().AppendFormat(b, time.RFC3339)
+	return append(b, '\r', '\n')
+}
+
+// appendTextCell appends s as a CSV cell that no spreadsheet runs as a
+// formula (OWASP, "CSV Injection"), whether it splits the file on commas,
+// semicolons or tabs. A spreadsheet whose list separator is not the
+// comma (Excel's default in many locales is ';') ignores the comma
+// file's quotes and starts a cell after each of its own separators, and
+// one that reads lines ignoring quotes starts one after a line break. So:
+//
+//   - s is quoted (RFC 4180) when it holds a comma, semicolon, tab, quote
+//     or line break, or starts with a space;
+//   - wherever a cell could start, at the start of s and after each comma,
+//     semicolon, tab or line break in it, spaces and quotes skipped, a '
+//     goes before a formula character (=, +, -, @ and the forms Unicode
+//     folds to them, such as the full-width ＝) and before a ' already
+//     there; spreadsheets show a cell starting with ' as text;
+//   - an s starting with a tab or a carriage return gets a ' in front.
+//
+// Taking away the ' at each of those places gives s back (the ' put
+// before a ' already there is what makes that exact). Inside quotes RFC
+// 4180 has CRLF line breaks only: a CR is dropped and an LF is written as
+// CRLF, as encoding/csv writes them.
+func appendTextCell(b []byte, s string) []byte {
+	quote := cellNeedsQuotes(s)
+	if quote {
+		b = append(b, '"')
 	}
-	return s
+	cellStart := true
+	for i := 0; i < len(s); {
+		r, n := rune(s[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(s[i:])
+		}
+		if cellStart {
+			switch {
+			case i == 0 && (r == '\t' || r == '\r'):
+				b = append(b, '\'')
+				cellStart = false // a tab starts a cell again (below); a CR is not written
+			case isFormulaStart(r) || r == '\'':
+				b = append(b, '\'')
+				cellStart = false
+			case r != '"' && !unicode.IsSpace(r):
+				cellStart = false
+			}
+		}
+		switch r {
+		case ',', ';', '\t', '\n':
+			cellStart = true
+		}
+		switch {
+		case !quote:
+			b = append(b, s[i:i+n]...)
+		case r == '"':
+			b = append(b, '"', '"')
+		case r == '\r':
+		case r == '\n':
+			b = append(b, '\r', '\n')
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	if quote {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// cellNeedsQuotes reports whether a text cell is quoted: it holds a
+// separator of any of the readings (comma, semicolon, tab), a quote or a
+// line break, or it starts with a space (which some readers trim), or it
+// is \. (which PostgreSQL's COPY reads as the end of its data), as
+// encoding/csv decides for commas.
+func cellNeedsQuotes(s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.ContainsAny(s, ",;\t\r\n\"") || s == `\.` {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsSpace(r)
+}
+
+// isFormulaStart reports whether a cell starting with r may be a formula
+// to a spreadsheet: =, +, -, @, and every character Unicode's
+// compatibility folding (NFKC) turns into one of them: the full-width
+// forms (＝＋－＠) that East Asian input methods type, the small forms
+// (﹦﹢﹣﹫), and superscript and subscript ones. A reader that folds widths
+// before it looks for a formula sees ＝1+1 as =1+1.
+func isFormulaStart(r rune) bool {
+	switch r {
+	case '=', '+', '-', '@',
+		'\uFF1D', '\uFF0B', '\uFF0D', '\uFF20', // ＝＋－＠
+		'\uFE66', '\uFE62', '\uFE63', '\uFE6B', // ﹦﹢﹣﹫
+		'\u207C', '\u207A', '\u208C', '\u208A', '\uFB29': // ⁼⁺₌₊﬩
+		return true
+	}
+	return false
 }
 
 // maxFilenameSearch is the most characters of the search a file name keeps.

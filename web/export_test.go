@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"petstore/models"
@@ -111,7 +112,7 @@ func TestExportCSV(t *testing.T) {
 			{"=1+2", "'=1+2"},
 			{"Rex, the good boy", "Rex, the good boy"},
 			{`Say "hi"`, `Say "hi"`},
-			{"'quoted", "'quoted"},
+			{"'quoted", "''quoted"}, // the ' the export adds is taken away exactly
 			{"Pépé", "Pépé"},
 			{"Mochi 🐾", "Mochi 🐾"},
 			{"👨‍👩‍👧 Ñandú", "👨‍👩‍👧 Ñandú"},
@@ -124,7 +125,7 @@ func TestExportCSV(t *testing.T) {
 			{"\tx", "'\tx"},
 			{"\rx", "'x"},
 			{"line 1\nline 2", "line 1\nline 2"},
-			{"\r\n=cmd", "'\n=cmd"},
+			{"\r\n=cmd", "'\n'=cmd"},
 		}
 		for i, c := range created {
 			if _, err := e.store.CreatePet(context.Background(), models.NewPet{Name: c[0], CategoryID: int64(i + 1), Status: models.StatusSold}, "test"); err != nil {
@@ -171,13 +172,150 @@ func TestExportCSV(t *testing.T) {
 		}
 		// The quoting itself, as written.
 		for _, raw := range []string{`,"'=HYPERLINK(""http://evil.example"",""x"")",`, `,"Rex, the good boy",`, `,"Say ""hi""",`,
-			",'+1,", ",'-2,", ",Pépé,", ",\"line 1\r\nline 2\",", ",'\tx,", ",\"'x\","} {
+			",'+1,", ",'-2,", ",Pépé,", ",\"line 1\r\nline 2\",", ",\"'\tx\",", ",\"'x\","} {
 			if !strings.Contains(p.Body, raw) {
 				t.Errorf("the export lacks %q", raw)
 			}
 		}
 		if got := e.exportEvents(t); len(got) != 1 || got[0] != fmt.Sprintf("%s: exported %d pets as CSV; filter: all pets", staffName, len(want)) {
 			t.Errorf("audit %q", got)
+		}
+	})
+}
+
+// formulaStart reports whether a cell, trimmed of spaces and quotes as a
+// lenient spreadsheet trims it, starts with a formula character.
+func formulaStart(cell string) bool {
+	c := strings.TrimLeftFunc(cell, func(r rune) bool { return r == '"' || unicode.IsSpace(r) })
+	r, _ := utf8.DecodeRuneInString(c)
+	return c != "" && strings.ContainsRune("=+-@\uFF1D\uFF0B\uFF0D\uFF20", r)
+}
+
+// Names a spreadsheet could run, stored on either engine and exported
+// through the console: the file reads back as CSV with each name cell the
+// name with a ' before each formula start, and a spreadsheet that splits
+// the file on ';' or a tab, ignoring the comma file's quotes (Excel with a
+// European list separator), or on every line break, finds no cell that
+// starts with a formula character.
+func TestExportHostileNames(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		// name as stored -> the name cell as a CSV reader reads it.
+		created := [][2]string{
+			{"x;=1+1; y", "x;'=1+1; y"},
+			{"x;@SUM(1+1)", "x;'@SUM(1+1)"},
+			{"x; -2+3", "x; '-2+3"},
+			{`x;"=1+1"`, `x;"'=1+1"`},
+			{"x, +1", "x, '+1"},
+			{"＝1+1", "'＝1+1"},
+			{"＋1", "'＋1"},
+			{"x;－1", "x;'－1"},
+			{"＠SUM(1+1)", "'＠SUM(1+1)"},
+			{"-1", "'-1"},
+			{"'quoted", "''quoted"},
+			{"a=1;b", "a=1;b"},
+		}
+		old := [][2]string{ // control characters: rows from before today's name rules
+			{"x\t=1+1", "x\t'=1+1"},
+			{"\t@SUM(1)", "'\t'@SUM(1)"},
+			{"line 1\n=cmd", "line 1\n'=cmd"},
+		}
+		for i, c := range created {
+			if _, err := e.store.CreatePet(context.Background(), models.NewPet{Name: c[0], CategoryID: int64(i + 1), Status: models.StatusSold}, "test"); err != nil {
+				t.Fatalf("create %q: %v", c[0], err)
+			}
+		}
+		for _, c := range old {
+			e.insertOldPets(t, c[0])
+		}
+		want := append(slices.Clone(created), old...)
+		slices.Reverse(want) // newest first
+
+		b, _ := e.signedIn()
+		p := b.get("/admin/pets/export.csv")
+		wantStatus(t, p, http.StatusOK)
+		rows := readCSV(t, p.Body)
+		if len(rows) != len(want) {
+			t.Fatalf("%d rows, want %d", len(rows), len(want))
+		}
+		for i, r := range rows {
+			if r[1] != want[i][1] {
+				t.Errorf("row %d: name cell %q, want %q (stored %q)", i, r[1], want[i][1], want[i][0])
+			}
+		}
+		// A name holding a separator of any reading is quoted.
+		for _, raw := range []string{`,"x;'=1+1; y",`, `,"x;'@SUM(1+1)",`, ",'＝1+1,", ",\"x\t'=1+1\",", `,"a=1;b",`} {
+			if !strings.Contains(p.Body, raw) {
+				t.Errorf("the export lacks %q", raw)
+			}
+		}
+		for _, sep := range []string{",", ";", "\t"} {
+			for _, line := range strings.FieldsFunc(p.Body, func(r rune) bool { return r == '\r' || r == '\n' }) {
+				for _, cell := range strings.Split(line, sep) {
+					if formulaStart(cell) {
+						t.Errorf("split on %q, the line %q has the formula cell %q", sep, line, cell)
+					}
+				}
+			}
+		}
+	})
+}
+
+// auditCount is the number of audit events of every kind.
+func (e *env) auditCount(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := e.store.SQLDB().QueryRow("SELECT COUNT(*) FROM audit_events").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// An export another site started (a link or a redirect there that the
+// browser followed: Sec-Fetch-Site cross-site) is refused with the
+// console's error page and writes no audit event. Without the header (an
+// old browser, curl with a session cookie), and from the console itself, a
+// sibling site or the address bar, the export is sent.
+func TestExportCrossSite(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.addPets(t, 2, models.StatusSold, "Sold")
+		b, _ := e.signedIn()
+		before := e.auditCount(t)
+		for _, headers := range [][]string{
+			{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document"},
+			{"Sec-Fetch-Site", "cross-site", "Sec-Fetch-Mode", "navigate", "Sec-Fetch-Dest", "document", "HX-Request", "true"},
+			{"Sec-Fetch-Site", "cross-site", "Referer", e.srv.URL + "/admin/pets"},
+		} {
+			p := b.get("/admin/pets/export.csv?status=sold", headers...)
+			wantStatus(t, p, http.StatusForbidden)
+			if ct := p.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" || p.Header.Get("Content-Disposition") != "" ||
+				p.Header.Get("Content-Security-Policy") == "" {
+				t.Errorf("%q: Content-Type %q, Content-Disposition %q: want the HTML error page", headers, ct, p.Header.Get("Content-Disposition"))
+			}
+			if h := text(p, "h1"); h != "Request refused" {
+				t.Errorf("%q: heading %q", headers, h)
+			}
+			if msg := text(p, ".error-page p"); !strings.Contains(msg, "from another site, so nothing was exported") {
+				t.Errorf("%q: message %q", headers, msg)
+			}
+			if strings.Contains(p.Body, "id,name") {
+				t.Errorf("%q: the refusal holds the export", headers)
+			}
+		}
+		if n := e.auditCount(t); n != before {
+			t.Errorf("refused cross-site exports wrote %d audit events", n-before)
+		}
+		for _, headers := range [][]string{nil, {"Sec-Fetch-Site", "same-origin"}, {"Sec-Fetch-Site", "same-site"}, {"Sec-Fetch-Site", "none"}} {
+			seen := len(e.exportEvents(t))
+			p := b.get("/admin/pets/export.csv?status=sold", headers...)
+			wantStatus(t, p, http.StatusOK)
+			if got := len(readCSV(t, p.Body)); got != 2 {
+				t.Errorf("%q: %d rows, want 2", headers, got)
+			}
+			if got := e.exportEvents(t); len(got) != seen+1 {
+				t.Errorf("%q: %d export events, want %d", headers, len(got), seen+1)
+			}
 		}
 	})
 }
