@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -37,25 +38,33 @@ func (c cli) apikeyCreate(ctx context.Context, args []string) int {
 	if len(scopes) == 0 {
 		scopes = []string{models.DefaultScopes.String()}
 	}
-	// Bad scopes or expiry are bad usage, refused before the database is
-	// opened, in one line each.
-	if _, err := models.ParseScopes(scopes); err != nil {
-		return c.badUsage(err)
-	}
-	if _, err := models.ParseExpiry(expires, time.Now()); err != nil {
-		return c.badUsage(err)
+	// Bad values (a name, scopes that are unknown or none, as --scope ''
+	// gives, an expiry) are bad usage, refused before the database is
+	// opened, in one line: the first bad field's.
+	in := models.APIKeyInput{Name: name, Scopes: scopes, Expires: expires}
+	if _, err := in.Validate(time.Now()); err != nil {
+		return c.badUsage(firstField(err))
 	}
 	store, err := c.open(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
 	defer store.Close()
-	_, key, err := store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: name, Scopes: scopes, Expires: expires}, "cli")
+	_, key, err := store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: name, Scopes: scopes, Expires: expires}, models.ActorCLI)
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
 	fmt.Fprintln(c.stdout, key)
 	return 0
+}
+
+// firstField is a validation error's first field error, whose message
+// says what is wrong with that field alone; other errors are as they are.
+func firstField(err error) error {
+	if e := (*models.Error)(nil); errors.As(err, &e) && len(e.Fields) > 0 {
+		return &models.Error{Code: e.Code, Message: e.Fields[0].Message}
+	}
+	return err
 }
 
 // badUsage prints a refused flag value's message in one line and returns
@@ -120,7 +129,7 @@ func (c cli) apikeyRevoke(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer store.Close()
-	k, err := store.RevokeAPIKey(ctx, id, "cli")
+	k, err := store.RevokeAPIKey(ctx, id, models.ActorCLI)
 	if err != nil {
 		return c.fail(userMessage(err))
 	}
