@@ -30,9 +30,11 @@ const (
 // versionMessage refuses a version that is not one.
 const versionMessage = "The form is out of date: open the pet again and redo the change."
 
-// ParseVersion reads a pet's version as a console form sent it.
+// ParseVersion reads a pet's version as a console form sent it, by the
+// rule of ids in paths and query parameters (ParseID): digits only, no
+// sign, no spaces around them.
 func ParseVersion(s string) (int64, error) {
-	v, ok := ParseID(strings.TrimSpace(s))
+	v, ok := ParseID(s)
 	if !ok {
 		return 0, fieldError(FieldVersion, versionMessage)
 	}

@@ -201,8 +201,9 @@ func TestEditPetInvalid(t *testing.T) {
 		if got := text(p, `[data-testid="edit-name-error"]`); got != "Name is required." {
 			t.Errorf("blank name error %q, want the API's", got)
 		}
-		// A version that is not one is refused as a stale form.
-		for _, v := range []string{"", "0", "abc"} {
+		// A version that is not one is refused as a stale form; so is the
+		// pet's own version with spaces or a sign, as the id rule refuses.
+		for _, v := range []string{"", "0", "abc", " 1 ", "1 ", " 1", "\t1", "1\n", "+1"} {
 			form := editForm(tok, "Max", "1", "sold", 1)
 			form.Set("version", v)
 			p := b.post(petPage(rex.ID), form)
