@@ -252,6 +252,10 @@ func TestOutage(t *testing.T) {
 	if strings.Contains(p.stderr.String(), "panic") {
 		t.Errorf("the server logged a panic:\n%s", tail(p.stderr.String(), 20))
 	}
+	// An outage is logged as one: at ERROR, 503, with its reason.
+	if !outageLogged.MatchString(p.stderr.String()) {
+		t.Errorf("no ERROR line with status=503 reason=unavailable for the outage:\n%s", tail(p.stderr.String(), 20))
+	}
 
 	startStart := time.Now()
 	modelstest.Start(t)
@@ -637,6 +641,7 @@ func TestNoLostWrites(t *testing.T) {
 }
 
 var (
+	outageLogged  = regexp.MustCompile(`level=ERROR msg="request failed" method=GET path=/v1/pets status=503 reason=unavailable `)
 	requestFailed = regexp.MustCompile(`msg="request failed" .*? error="((?:[^"\\]|\\.)*)"`)
 	addresses     = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+:\d+(->\d+\.\d+\.\d+\.\d+:\d+)?`)
 )

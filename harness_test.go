@@ -570,13 +570,13 @@ const siteTimeout = 30 * time.Second
 // newProductHandler builds the product's HTTP surface, as serve serves it,
 // over store with the configuration serve has when the environment sets
 // nothing. It is the one place this package's tests call server.New.
-func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger) *server.Handler {
+func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger, metrics *api.Metrics) *server.Handler {
 	tb.Helper()
 	cfg, err := config.Load(env(nil))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h, err := server.New(tb.Context(), server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: api.NewMetrics(store.Pools())})
+	h, err := server.New(tb.Context(), server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
 		tb.Fatalf("build the HTTP handler: %v", err)
 	}
@@ -605,6 +605,8 @@ type site struct {
 	store   *models.Store
 	handler *server.Handler
 	log     *slog.Logger
+	logs    *syncBuffer  // what log wrote (text lines)
+	metrics *api.Metrics // what the handler counted
 	srv     *httptest.Server
 	base    string // http://127.0.0.1:PORT
 }
@@ -624,9 +626,10 @@ func startSite(tb testing.TB, driver string) *site {
 		}
 	})
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	h := newProductHandler(tb, store, log)
+	metrics := api.NewMetrics(store.Pools())
+	h := newProductHandler(tb, store, log, metrics)
 	srv := serveOnLoopback(tb, h, log, nil)
-	return &site{store: store, handler: h, log: log, srv: srv, base: srv.URL}
+	return &site{store: store, handler: h, log: log, logs: logs, metrics: metrics, srv: srv, base: srv.URL}
 }
 
 // addr is the site's host:port, for raw connections.

@@ -26,8 +26,11 @@ type Error struct {
 
 // writeError answers with the Error body for err and aborts the chain: the
 // status from httpcode's table, which the console's error pages share.
-// Every error response of the API goes through it. Errors that are not
-// *models.Error are logged and shown generically.
+// Every error response of the API goes through it. A server error is
+// logged at ERROR with its reason (httpcode.Reason), which the metrics
+// count it by; errors that are not *models.Error are shown generically. A
+// request its client gave up (models.CodeCanceled, 499) is no error of the
+// service's: the request log's line says it.
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var e *models.Error
 	if !errors.As(err, &e) {
@@ -36,7 +39,9 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	status := httpcode.Status(e.Code)
 	body := Error{Code: e.Code, Message: e.Message, Status: status, Details: e.Fields}
 	if status >= 500 {
-		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
+		reason := httpcode.Reason(err)
+		c.Set(httpcode.ReasonKey, reason)
+		log.Error("request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "reason", reason, "error", err)
 		if e.Code == models.CodeInternal || e.Message == "" {
 			body = Error{Code: models.CodeInternal, Message: internalMessage, Status: status}
 		}

@@ -99,6 +99,7 @@ func (a *API) createPetOnce(c *gin.Context, key string, np models.NewPet) {
 	ctx := c.Request.Context()
 	claim, stored, err := a.store.ClaimIdempotencyKey(ctx, callerKeyID(c), key, createFingerprint(np))
 	if err != nil {
+		noteCreate(c, err)
 		a.writeIdempotencyError(c, err)
 		return
 	}
@@ -108,6 +109,7 @@ func (a *API) createPetOnce(c *gin.Context, key string, np models.NewPet) {
 		return
 	}
 	p, err := a.store.CreatePetOnce(ctx, np, actor(c), claim, createdAnswer)
+	noteCreate(c, err)
 	if err != nil {
 		a.store.ReleaseIdempotencyKey(claim)
 		a.writeIdempotencyError(c, err)

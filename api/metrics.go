@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"petstore/httpcode"
 )
 
 // UnmatchedRoute is the route label of requests that matched no route (404s,
@@ -23,9 +25,11 @@ const UnmatchedRoute = "unmatched"
 // as many as it likes. Every method is safe on a nil *Metrics, which records
 // nothing.
 type Metrics struct {
-	requests    *prometheus.CounterVec
-	duration    *prometheus.HistogramVec
-	rateLimited prometheus.Counter
+	requests *prometheus.CounterVec
+	// serverErrors counts the 5xx answers by reason (httpcode.Reason).
+	serverErrors *prometheus.CounterVec
+	duration     *prometheus.HistogramVec
+	rateLimited  prometheus.Counter
 	// deprecatedCalls counts the calls of the deprecated getPet by API key
 	// prefix: a label value per key staff issued, a bounded set.
 	deprecatedCalls *prometheus.CounterVec
@@ -41,8 +45,12 @@ func NewMetrics(pools map[string]*sql.DB) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "petstore_http_requests_total",
-			Help: "HTTP requests answered, by route pattern (or \"unmatched\"), method and status.",
+			Help: "HTTP requests answered, by route pattern (or \"unmatched\"), method and status; 499 is a request whose client hung up before its answer.",
 		}, []string{"route", "method", "status"}),
+		serverErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "petstore_http_server_errors_total",
+			Help: "HTTP answers of 500 or more, by reason: \"unavailable\" (the database refused, dropped or did not answer), \"timeout\" (a deadline of the service's own passed) or \"internal\".",
+		}, []string{"reason"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "petstore_http_request_duration_seconds",
 			Help: "Time from receiving a request to answering it, by route pattern (or \"unmatched\") and method.",
@@ -59,7 +67,7 @@ func NewMetrics(pools map[string]*sql.DB) *Metrics {
 			Help: "Calls of the deprecated GET /v1/pets/{petId} made with a valid API key, by the key's public prefix.",
 		}, []string{"key_prefix"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.rateLimited, m.deprecatedCalls,
+	reg.MustRegister(m.requests, m.serverErrors, m.duration, m.rateLimited, m.deprecatedCalls,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewBuildInfoCollector(),
@@ -85,8 +93,9 @@ func (m *Metrics) Handler() http.Handler {
 	return m.handler
 }
 
-// Middleware counts and times every request. Install it on the engine with
-// Use before any route (and outside the recovery middleware, so that
+// Middleware counts and times every request, with the status Status
+// gives (499 for a client that hung up). Install it on the engine with Use
+// before any route, outside HangUps and the recovery middleware (so that
 // recovered panics are counted as the 500s they become); it then also sees
 // NoRoute and NoMethod answers.
 func (m *Metrics) Middleware() gin.HandlerFunc {
@@ -101,7 +110,15 @@ func (m *Metrics) Middleware() gin.HandlerFunc {
 			route = UnmatchedRoute
 		}
 		method := methodLabel(c.Request.Method)
-		m.requests.WithLabelValues(route, method, strconv.Itoa(c.Writer.Status())).Inc()
+		status := Status(c)
+		m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Inc()
+		if status >= 500 {
+			reason := c.GetString(httpcode.ReasonKey)
+			if reason == "" {
+				reason = httpcode.ReasonInternal // a panic, or an answer no error writer made
+			}
+			m.serverErrors.WithLabelValues(reason).Inc()
+		}
 		m.duration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	}
 }

@@ -122,12 +122,27 @@ func (a *API) createPet(c *gin.Context) {
 		return
 	}
 	p, err := a.store.CreatePet(c.Request.Context(), np, actor(c))
+	noteCreate(c, err)
 	if err != nil {
 		writeError(c, a.log, err)
 		return
 	}
 	c.Header("Location", Prefix+"/pets/"+strconv.FormatInt(p.ID, 10))
 	writePet(c, http.StatusCreated, p)
+}
+
+// noteCreate records, for the log line of a create whose client hung up,
+// whether its pet was written: err nil means committed, even when the
+// client was gone by then (models.Store.CreatePet); CodeCanceled means it
+// never was. Another error leaves the outcome unsaid: it is a 5xx, logged
+// as one.
+func noteCreate(c *gin.Context, err error) {
+	switch {
+	case err == nil:
+		noteWrite(c, true)
+	case models.ErrorCode(err) == models.CodeCanceled:
+		noteWrite(c, false)
+	}
 }
 
 // deprecated marks every getPet response as deprecated, with its sunset

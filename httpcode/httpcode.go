@@ -10,10 +10,18 @@
 package httpcode
 
 import (
+	"context"
+	"errors"
 	"net/http"
 
 	"petstore/models"
 )
+
+// StatusClientClosedRequest is nginx's 499 "client closed request": the
+// status of a request whose client hung up before its answer was sent. It
+// is logged and counted, never received: the client is gone. A 5xx stays a
+// 5xx even when its client has also gone: the failure is the server's.
+const StatusClientClosedRequest = 499
 
 // The codes only HTTP knows. Like models' codes they are part of the API's
 // stable set (but for Forbidden, which only the console answers).
@@ -42,6 +50,7 @@ var statuses = map[models.Code]int{
 	models.CodeRateLimited:    http.StatusTooManyRequests,
 	models.CodeInternal:       http.StatusInternalServerError,
 	models.CodeUnavailable:    http.StatusServiceUnavailable,
+	models.CodeCanceled:       StatusClientClosedRequest,
 
 	// An API key without the scope a request needs (RFC 6750 section 3.1).
 	models.CodeInsufficientScope: http.StatusForbidden,
@@ -58,4 +67,31 @@ func Status(code models.Code) int {
 		return status
 	}
 	return http.StatusInternalServerError
+}
+
+// The reasons of a server error (5xx), for its log line and the metric
+// petstore_http_server_errors_total: the database refused, dropped or did
+// not answer within the driver's I/O timeout (unavailable); a deadline of
+// the service's own passed, such as the bound on a batch of creates
+// (timeout); anything else, a bug (internal).
+const (
+	ReasonUnavailable = "unavailable"
+	ReasonTimeout     = "timeout"
+	ReasonInternal    = "internal"
+)
+
+// ReasonKey is the key under which the error writers of the API and the
+// console leave a server error's reason in the request's gin context, for
+// the metrics.
+const ReasonKey = "petstore.reason"
+
+// Reason is the reason of the server error err was answered with.
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return ReasonTimeout
+	case models.ErrorCode(err) == models.CodeUnavailable:
+		return ReasonUnavailable
+	}
+	return ReasonInternal
 }

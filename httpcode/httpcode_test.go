@@ -1,6 +1,9 @@
 package httpcode_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -28,6 +31,7 @@ func TestStatus(t *testing.T) {
 		{models.CodeRateLimited, http.StatusTooManyRequests},
 		{models.CodeInternal, http.StatusInternalServerError},
 		{models.CodeUnavailable, http.StatusServiceUnavailable},
+		{models.CodeCanceled, httpcode.StatusClientClosedRequest},
 		{models.CodeIdempotencyKeyInUse, http.StatusConflict},
 		{models.CodeIdempotencyKeyMismatch, http.StatusUnprocessableEntity},
 		{"no_such_code", http.StatusInternalServerError},
@@ -37,5 +41,28 @@ func TestStatus(t *testing.T) {
 		if got := httpcode.Status(tt.code); got != tt.want {
 			t.Errorf("Status(%q) = %d, want %d", tt.code, got, tt.want)
 		}
+	}
+}
+
+// A server deadline, a database that is away and a bug are three reasons.
+func TestReason(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"deadline", &models.Error{Code: models.CodeUnavailable, Err: fmt.Errorf("create pet: %w", context.DeadlineExceeded)}, httpcode.ReasonTimeout},
+		{"database away", &models.Error{Code: models.CodeUnavailable, Err: errors.New("dial tcp: connection refused")}, httpcode.ReasonUnavailable},
+		{"internal", &models.Error{Code: models.CodeInternal, Err: errors.New("boom")}, httpcode.ReasonInternal},
+		{"not a models error", errors.New("panic"), httpcode.ReasonInternal},
+		{"none", nil, httpcode.ReasonInternal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := httpcode.Reason(tt.err); got != tt.want {
+				t.Errorf("Reason(%v) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
 	}
 }

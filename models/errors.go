@@ -25,6 +25,11 @@ const (
 	CodeRateLimited       Code = "rate_limited"
 	CodeInternal          Code = "internal"
 	CodeUnavailable       Code = "unavailable"
+	// CodeCanceled: the caller gave up before the answer (an HTTP client
+	// that closed its connection). Nothing of the request was written
+	// unless the operation says otherwise. No client ever reads it: it
+	// names the request log's 499 (package httpcode).
+	CodeCanceled Code = "canceled"
 )
 
 // FieldError names one bad input field and says what is wrong with it.

@@ -105,7 +105,7 @@ func (s *Store) prepareHot(ctx context.Context) (err error) {
 	}
 	if s.createDB == nil { // SQLite's creates (insertCreates); MySQL's send text (insertCreatesMySQL)
 		h.insertPet = prep(s.sqlDB, "INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?)")
+		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, actor_kind, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
 		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
 		h.insertCount = prep(s.sqlDB, insertDeltasSQL+"(?, ?)")
 	}
@@ -281,6 +281,12 @@ func (s *Store) GetPet(ctx context.Context, id int64) (Pet, error) {
 // transaction on the primary (SQLite's single writer) holds each pet and
 // its audit event, so a pet is never stored without its record, and the
 // answer comes only after the commit.
+//
+// When ctx ends, the error says whether the pet was written: a create not
+// yet taken into a batch leaves the queue and is not written (CodeCanceled
+// when ctx was cancelled, as when an HTTP client hangs up); one already in
+// a batch is seen through, so a nil error means committed, even if ctx
+// ended meanwhile.
 func (s *Store) CreatePet(ctx context.Context, np NewPet, actor string) (Pet, error) {
 	return s.createPet(ctx, np, actor, nil)
 }
@@ -413,10 +419,12 @@ func (q *createQueue) submit(ctx context.Context, r *createRequest, write func([
 			}
 			batch = res.batch
 		case <-ctx.Done():
-			// Not yet in a batch: leave the queue. In one (being written by
-			// another, or handed to this one to lead): see it through; the
-			// pet may be written although the client is gone or out of
-			// time, as with any write whose answer is lost.
+			// Not yet in a batch: leave the queue, not written (ctx's
+			// error says so to createPet). In one (being written by
+			// another, or handed to this one to lead): see it through and
+			// return its result, so that the caller knows whether it
+			// committed although its client is gone or out of time; a
+			// batch's transaction does not use ctx (writeCreates).
 			q.mu.Lock()
 			i := slices.Index(q.pending, r)
 			if i >= 0 {
@@ -497,7 +505,7 @@ func (s *Store) insertCreates(ctx context.Context, h *hotStatements, batch []*cr
 				return fmt.Errorf("index pet name: %w", err)
 			}
 		}
-		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
+		if _, err := insertAudit.ExecContext(ctx, p.CreatedAt, r.actor, string(ActorKindOf(r.actor)), ActionPetCreated, TargetPet, p.ID, r.detail); err != nil {
 			return err
 		}
 		if r.once != nil {
@@ -622,13 +630,13 @@ func createsSQL(batch []*createRequest) (string, []driver.NamedValue, []int, int
 		q.WriteByte(';')
 		stmts++
 	}
-	q.WriteString(" INSERT INTO audit_events (at, actor, action, target_type, target_id, detail) VALUES ")
+	q.WriteString(" INSERT INTO audit_events (at, actor, actor_kind, action, target_type, target_id, detail) VALUES ")
 	for i, r := range batch {
 		if i > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString("(?, ?, ?, ?, " + petID[i] + ", ?)")
-		arg(r.pet.CreatedAt, r.actor, ActionPetCreated, TargetPet, r.detail)
+		q.WriteString("(?, ?, ?, ?, ?, " + petID[i] + ", ?)")
+		arg(r.pet.CreatedAt, r.actor, string(ActorKindOf(r.actor)), ActionPetCreated, TargetPet, r.detail)
 	}
 	if counts.rows() > 0 {
 		q.WriteString("; ")

@@ -48,8 +48,8 @@ func TestGroupCommitCreates(t *testing.T) {
 				if i%10 != 9 {
 					t.Fatalf("create %d: %v", i, o.err)
 				}
-				if models.ErrorCode(o.err) != models.CodeUnavailable {
-					t.Errorf("create %d of a gone client: %v, want unavailable", i, o.err)
+				if models.ErrorCode(o.err) != models.CodeCanceled {
+					t.Errorf("create %d of a gone client: %v, want canceled", i, o.err)
 				}
 				continue
 			}
@@ -162,11 +162,11 @@ func TestHotReadsOfAGoneClient(t *testing.T) {
 		}
 		gone, cancel := context.WithCancel(ctx)
 		cancel()
-		if pets, _, err := s.ListPetsAPI(gone, q, nil); models.ErrorCode(err) != models.CodeUnavailable || len(pets) != 0 {
-			t.Errorf("ListPetsAPI of a gone client = %d pets, %v; want unavailable", len(pets), err)
+		if pets, _, err := s.ListPetsAPI(gone, q, nil); models.ErrorCode(err) != models.CodeCanceled || len(pets) != 0 {
+			t.Errorf("ListPetsAPI of a gone client = %d pets, %v; want canceled", len(pets), err)
 		}
-		if _, err := s.GetPet(gone, p.ID); models.ErrorCode(err) != models.CodeUnavailable {
-			t.Errorf("GetPet of a gone client: %v; want unavailable", err)
+		if _, err := s.GetPet(gone, p.ID); models.ErrorCode(err) != models.CodeCanceled {
+			t.Errorf("GetPet of a gone client: %v; want canceled", err)
 		}
 		if got, err := s.GetPet(ctx, p.ID); err != nil || got.ID != p.ID {
 			t.Errorf("GetPet after = %+v, %v", got, err)

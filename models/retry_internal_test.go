@@ -51,6 +51,8 @@ func TestRetryClassification(t *testing.T) {
 		{"connection lost mid-statement: outcome unknown", mysql.ErrInvalidConn, false, 0, CodeUnavailable},
 		{"server shutting down", errShutdown, false, 0, CodeUnavailable},
 		{"connection killed", errKilled, false, 0, CodeUnavailable},
+		{"the caller gave up (a client hung up)", fmt.Errorf("create pet: %w", context.Canceled), false, 0, CodeCanceled},
+		{"a deadline of the service's own", fmt.Errorf("create pet: %w", context.DeadlineExceeded), false, 0, CodeUnavailable},
 		{"duplicate key", errDuplicate, false, 0, CodeInternal},
 		{"anything else", errors.New("disk full"), false, 0, CodeInternal},
 	}

@@ -492,6 +492,9 @@ func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { retu
 // Ping checks that the database answers, for readiness probes.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.sqlDB.PingContext(ctx); err != nil {
+		if errors.Is(err, context.Canceled) {
+			return canceled("ping", err)
+		}
 		return &Error{Code: CodeUnavailable, Message: "The database is not answering; try again shortly.", Err: err}
 	}
 	return nil
@@ -519,10 +522,15 @@ func (s *Store) Pools() map[string]*sql.DB {
 	return map[string]*sql.DB{"petstore": s.readDB, "petstore_writer": s.sqlDB}
 }
 
-// dbErr classifies an error from the database: a context deadline, a
-// dropped connection, or a cluster's passing state (isTransient: a conflict
-// that retries did not get past, a node not ready or shutting down) is
-// unavailable (retryable); anything else is internal.
+// dbErr classifies an error from the database. The caller's context
+// cancelled is the caller giving up (CodeCanceled), not the database
+// failing: an HTTP client that hung up. A context deadline (the service's
+// own bound on the work, such as createTimeout) is unavailable, its cause
+// DeadlineExceeded kept for the logs and metrics to tell it apart; a
+// dropped or refused connection, or a database that does not answer within
+// the driver's I/O timeout, or a cluster's passing state (isTransient: a
+// conflict that retries did not get past, a node not ready or shutting
+// down) is unavailable (retryable); anything else is internal.
 func (s *Store) dbErr(op string, err error) error {
 	if err == nil {
 		return nil
@@ -531,13 +539,24 @@ func (s *Store) dbErr(op string, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || isConnErr(err) {
+	if errors.Is(err, context.Canceled) {
+		return canceled(op, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeUnavailable, Message: "The database did not answer in time; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
+	}
+	if isConnErr(err) {
 		return &Error{Code: CodeUnavailable, Message: "The database is not answering; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
 	}
 	if isTransient(err) {
 		return &Error{Code: CodeUnavailable, Message: "The database could not take this request just now; try again shortly.", Err: fmt.Errorf("%s: %w", op, err)}
 	}
 	return internal(op, err)
+}
+
+// canceled is the failure of an operation whose caller gave up.
+func canceled(op string, err error) error {
+	return &Error{Code: CodeCanceled, Message: "The request was cancelled before it was answered.", Err: fmt.Errorf("%s: %w", op, err)}
 }
 
 func isConnErr(err error) bool {

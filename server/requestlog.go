@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"petstore/api"
+	"petstore/httpcode"
 	"petstore/web"
 )
 
@@ -20,7 +21,11 @@ const requestIDHeader = "X-Request-Id"
 var requestIDPattern = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // requestLog gives every request an id (X-Request-ID, accepted when sane,
-// else generated; echoed back) and logs one line when it ends.
+// else generated; echoed back) and logs one line when it ends, at INFO,
+// with the status api.Status gives: 499 for a client that hung up before
+// its answer, with committed=true or false when the request was a create
+// (whether its pet was written; a create that committed is replayed to a
+// retry with its Idempotency-Key).
 func requestLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -40,10 +45,17 @@ func requestLog(log *slog.Logger) gin.HandlerFunc {
 			route = api.UnmatchedRoute
 		}
 		// Typed attributes in a fixed array: the line costs no boxing.
-		attrs := [8]slog.Attr{slog.String("request_id", id), slog.String("method", c.Request.Method), slog.String("route", route),
-			slog.Int("status", c.Writer.Status()), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+		status := api.Status(c)
+		attrs := [9]slog.Attr{slog.String("request_id", id), slog.String("method", c.Request.Method), slog.String("route", route),
+			slog.Int("status", status), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 			slog.String("client", c.ClientIP())}
 		n := 6
+		if status == httpcode.StatusClientClosedRequest {
+			if committed, known := api.Committed(c); known {
+				attrs[n] = slog.Bool("committed", committed)
+				n++
+			}
+		}
 		if k := api.KeyName(c); k != "" {
 			attrs[n] = slog.String("key", k)
 			n++

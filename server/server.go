@@ -81,8 +81,9 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}
-	// Metrics sit outside recovery so that recovered panics count as 500s.
-	r.Use(requestLog(d.Logger), d.Metrics.Middleware(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+	// Metrics sit outside recovery so that recovered panics count as 500s;
+	// HangUps inside both, so that both see a hung-up request as 499.
+	r.Use(requestLog(d.Logger), d.Metrics.Middleware(), api.HangUps(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 		if web.IsConsolePath(c.Request.URL.Path) {
 			console.Recover(c, err)
 			return

@@ -72,7 +72,7 @@ func (ui *Web) csrfToken(c *gin.Context) string {
 	}
 	tok := randomToken()
 	s.Set(keyCSRF, tok)
-	if err := s.Save(); err != nil {
+	if err := s.Save(); err != nil && c.Request.Context().Err() == nil { // not when the client hung up
 		ui.log.Error("save session", "error", err)
 	}
 	return tok

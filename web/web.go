@@ -153,7 +153,8 @@ func setPageHeaders(c *gin.Context) {
 func (ui *Web) render(c *gin.Context, status int, comp templ.Component) {
 	c.Status(status)
 	c.Header("Content-Type", "text/html; charset=utf-8")
-	if err := comp.Render(c.Request.Context(), c.Writer); err != nil {
+	// A write to a client that hung up fails; the request log's 499 says so.
+	if err := comp.Render(c.Request.Context(), c.Writer); err != nil && c.Request.Context().Err() == nil {
 		ui.log.Error("render page", "path", c.Request.URL.Path, "error", err)
 	}
 }
@@ -184,7 +185,9 @@ func refuse(code models.Code, heading, message string) error {
 // fail answers with the HTML error page for err and aborts the chain: the
 // status from httpcode's table, which the API's JSON errors share. Every
 // console error page goes through it. Errors that are not *models.Error,
-// or are internal, are logged and shown generically.
+// or are internal, are logged and shown generically; a server error is
+// logged at ERROR with its reason (httpcode.Reason). A request its client
+// gave up (models.CodeCanceled) gets no page: only the request log's 499.
 func (ui *Web) fail(c *gin.Context, err error) {
 	var e *models.Error
 	if !errors.As(err, &e) {
@@ -196,6 +199,11 @@ func (ui *Web) fail(c *gin.Context, err error) {
 		v.Heading = r.heading
 	}
 	switch {
+	case status == httpcode.StatusClientClosedRequest:
+		// Nobody reads it: the request log says 499.
+		c.Status(status)
+		c.Abort()
+		return
 	case status == http.StatusServiceUnavailable:
 		v.Heading = "The store's database is not answering"
 		v.Message = "Nothing was lost. Please try again in a moment."
@@ -205,7 +213,9 @@ func (ui *Web) fail(c *gin.Context, err error) {
 	}
 	p := ui.page
 	if status >= 500 {
-		ui.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "error", err)
+		reason := httpcode.Reason(err)
+		c.Set(httpcode.ReasonKey, reason)
+		ui.log.Error("console request failed", "method", c.Request.Method, "path", c.Request.URL.Path, "status", status, "reason", reason, "error", err)
 		// The session may live in the database that is failing, or may
 		// not have loaded: render without saving it (no new CSRF token, no
 		// flash), so the page comes quickly and writes nothing.

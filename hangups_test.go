@@ -1,0 +1,309 @@
+package main
+
+// Clients that hang up with their request in flight, on each engine, over
+// real loopback HTTP: the client writes its request on a raw connection
+// and closes it while the server is held inside the request (the
+// database's connections checked out by the test, or its pets table
+// locked). The request must be logged as 499 at INFO, never as an error,
+// counted as 499 and never as a 5xx; a create's line says whether its pet
+// was written, and the database agrees.
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"petstore/models"
+)
+
+func TestClientHangUps(t *testing.T) {
+	forEachDriver(t, func(t *testing.T, driver string) {
+		s := startSite(t, driver)
+		key := s.newKey(t)
+		partner := newAPIClient(s.base, key)
+		// Warm up: the key is verified and the statements prepared, so
+		// that the held requests below wait in the query under test.
+		if r := partner.get("/v1/pets?limit=20"); r.status != http.StatusOK {
+			t.Fatalf("GET /v1/pets: %s", r)
+		}
+		wantCreated(t, partner.createPet("before the hang-ups"), "before the hang-ups")
+		staff := signedIn(t, s.base, staffUser, staffPassword)
+		if r := staff.get("/admin/pets"); r.status != http.StatusOK {
+			t.Fatalf("GET /admin/pets: %s", r)
+		}
+		reads := s.store.Pools()["petstore"] // SQLite's readers, MySQL's pool
+
+		t.Run("read", func(t *testing.T) {
+			release := holdPool(t, reads)
+			waited := reads.Stats().WaitCount
+			conn := rawRequest(t, s.addr(), "GET /v1/pets?limit=20 HTTP/1.1\r\nHost: petstore.test\r\nX-Request-Id: hangup-read\r\n"+
+				"Authorization: Bearer "+key+"\r\n\r\n")
+			waitFor(t, "the list to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
+			conn.Close()
+			time.Sleep(200 * time.Millisecond) // the server reads the close
+			release()                          // the page is read, and answered to nobody
+			if line := requestLine(t, s, "hangup-read"); line["status"] != "499" {
+				t.Errorf("request log: %v, want status 499", line)
+			}
+		})
+
+		t.Run("console page", func(t *testing.T) {
+			release := holdPool(t, reads)
+			defer release()
+			waited := reads.Stats().WaitCount
+			conn := rawRequest(t, s.addr(), "GET /admin/pets HTTP/1.1\r\nHost: petstore.test\r\nX-Request-Id: hangup-console\r\n"+
+				"Cookie: "+staff.cookie(t)+"\r\n\r\n")
+			waitFor(t, "the page to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
+			conn.Close() // the page's query ends with its context
+			if line := requestLine(t, s, "hangup-console"); line["status"] != "499" {
+				t.Errorf("request log: %v, want status 499", line)
+			}
+		})
+
+		t.Run("creates in a group-commit batch", func(t *testing.T) {
+			held := holdCreates(t, s.store)
+			// first leads a batch that waits for the database; on MySQL,
+			// which writes two batches at once, queued leads the second;
+			// last waits in the queue on both engines; stays keeps its
+			// connection. queued carries an Idempotency-Key.
+			first := rawRequest(t, s.addr(), createRequest(key, "hangup-first", ""))
+			held.waitBlocked(t, 1)
+			queued := rawRequest(t, s.addr(), createRequest(key, "hangup-queued", "hangup-queued-key"))
+			if driver == models.DriverMySQL {
+				held.waitBlocked(t, 2)
+			}
+			last := rawRequest(t, s.addr(), createRequest(key, "hangup-last", ""))
+			stays := make(chan reply, 1)
+			go func() { stays <- partner.createPet("hangup-stays") }()
+			time.Sleep(300 * time.Millisecond) // last and stays are queued
+			for _, c := range []net.Conn{first, queued, last} {
+				c.Close()
+			}
+			time.Sleep(200 * time.Millisecond) // the server reads the closes
+			held.release()
+			wantCreated(t, <-stays, "hangup-stays")
+
+			stored := petNames(t, s.store)
+			want := map[string]string{"hangup-first": "true", "hangup-last": "false"}
+			for _, name := range []string{"hangup-first", "hangup-queued", "hangup-last"} {
+				line := requestLine(t, s, name)
+				if line["status"] != "499" || line["committed"] == "" {
+					t.Errorf("%s: request log %v, want status 499 and committed", name, line)
+					continue
+				}
+				if w, ok := want[name]; ok && line["committed"] != w {
+					t.Errorf("%s: logged committed=%s, want %s", name, line["committed"], w)
+				}
+				if got := fmt.Sprint(stored[name] == 1); got != line["committed"] {
+					t.Errorf("%s: logged committed=%s, but %d stored", name, line["committed"], stored[name])
+				}
+			}
+			// The retry with the key gets the answer of the create that
+			// committed after its client left, or creates it now.
+			committed := requestLine(t, s, "hangup-queued")["committed"] == "true"
+			r := partner.do(http.MethodPost, "/v1/pets", http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"hangup-queued-key"}},
+				`{"name": "hangup-queued", "categoryId": 1}`)
+			wantCreated(t, r, "hangup-queued")
+			if replayed := r.header.Get("Idempotent-Replayed") == "true"; replayed != committed {
+				t.Errorf("retry with the key: replayed %v, but the hung-up create logged committed=%v", replayed, committed)
+			}
+			if n := petNames(t, s.store)["hangup-queued"]; n != 1 {
+				t.Errorf("hangup-queued stored %d times after its retry, want once", n)
+			}
+		})
+
+		if strings.Contains(s.logs.String(), "level=ERROR") {
+			t.Errorf("a hang-up was logged as an error:\n%s", grepLines(s.logs.String(), "level=ERROR"))
+		}
+		m := scrape(t, s)
+		if bad := regexp.MustCompile(`(?m)^petstore_http_requests_total\{.*status="5\d\d".*$|^petstore_http_server_errors_total.*$`).FindAllString(m, -1); bad != nil {
+			t.Errorf("hang-ups counted as server errors: %q", bad)
+		}
+		for _, want := range []string{
+			`petstore_http_requests_total{method="GET",route="/v1/pets",status="499"} 1`,
+			`petstore_http_requests_total{method="GET",route="/admin/pets",status="499"} 1`,
+			`petstore_http_requests_total{method="POST",route="/v1/pets",status="499"} 3`,
+		} {
+			if !strings.Contains(m, want) {
+				t.Errorf("metrics lack %s:\n%s", want, grepLines(m, "petstore_http_requests_total"))
+			}
+		}
+	})
+}
+
+// rawRequest dials addr and writes req on the connection, which it returns
+// open; the test closes it to hang up.
+func rawRequest(tb testing.TB, addr, req string) net.Conn {
+	tb.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close() })
+	if _, err := conn.Write([]byte(req)); err != nil {
+		tb.Fatal(err)
+	}
+	return conn
+}
+
+// createRequest is the text of a POST /v1/pets of a pet called name, which
+// is also its request id, with an Idempotency-Key when key is not "".
+func createRequest(apiKey, name, key string) string {
+	body := fmt.Sprintf(`{"name": %q, "categoryId": 1}`, name)
+	h := "POST /v1/pets HTTP/1.1\r\nHost: petstore.test\r\nX-Request-Id: " + name + "\r\nAuthorization: Bearer " + apiKey +
+		"\r\nContent-Type: application/json\r\nContent-Length: " + fmt.Sprint(len(body)) + "\r\n"
+	if key != "" {
+		h += "Idempotency-Key: " + key + "\r\n"
+	}
+	return h + "\r\n" + body
+}
+
+// holdPool checks out every connection db may open, so that the next query
+// on it waits; release gives them back (and runs at the end of the test).
+func holdPool(tb testing.TB, db *sql.DB) (release func()) {
+	tb.Helper()
+	n := db.Stats().MaxOpenConnections
+	if n == 0 {
+		tb.Fatal("the pool has no limit to exhaust")
+	}
+	var conns []*sql.Conn
+	release = func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		conns = nil
+	}
+	tb.Cleanup(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for range n {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			tb.Fatalf("hold a connection: %v", err)
+		}
+		conns = append(conns, c)
+	}
+	return release
+}
+
+// heldCreates keeps the store's creates from being written: SQLite's one
+// writer connection checked out, or MySQL's pets table locked.
+type heldCreates struct {
+	store   *models.Store
+	waited  int64     // the writer's wait count when held (SQLite)
+	locker  *sql.Conn // the session that holds the lock (MySQL)
+	release func()
+}
+
+func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
+	tb.Helper()
+	h := &heldCreates{store: store}
+	if store.Driver() == models.DriverSQLite {
+		h.release = holdPool(tb, store.SQLDB())
+		h.waited = store.SQLDB().Stats().WaitCount
+		return h
+	}
+	conn, err := store.SQLDB().Conn(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := conn.ExecContext(context.Background(), "LOCK TABLES pets WRITE"); err != nil {
+		tb.Fatal(err)
+	}
+	h.locker = conn
+	h.release = func() {
+		if h.locker != nil {
+			h.locker.ExecContext(context.Background(), "UNLOCK TABLES")
+			h.locker.Close()
+			h.locker = nil
+		}
+	}
+	tb.Cleanup(h.release)
+	return h
+}
+
+// waitBlocked waits until n batches wait for the held database.
+func (h *heldCreates) waitBlocked(tb testing.TB, n int64) {
+	tb.Helper()
+	waitFor(tb, fmt.Sprintf("%d batches to wait for the database", n), 10*time.Second, time.Millisecond, func() bool {
+		if h.locker == nil {
+			return h.store.SQLDB().Stats().WaitCount-h.waited >= n
+		}
+		var waiting int64
+		err := h.store.SQLDB().QueryRowContext(context.Background(),
+			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE LIKE '%metadata lock%'").Scan(&waiting)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return waiting >= n
+	})
+}
+
+// requestLine waits for the request log's line of the request id and
+// returns its attributes.
+func requestLine(tb testing.TB, s *site, id string) map[string]string {
+	tb.Helper()
+	var line string
+	waitFor(tb, "the request log's line of "+id, 15*time.Second, 5*time.Millisecond, func() bool {
+		for _, l := range strings.Split(s.logs.String(), "\n") {
+			if strings.Contains(l, " msg=request ") && strings.Contains(l, " request_id="+id+" ") {
+				line = l
+				return true
+			}
+		}
+		return false
+	})
+	attrs := map[string]string{}
+	for _, f := range strings.Fields(line) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			attrs[k] = v
+		}
+	}
+	return attrs
+}
+
+// petNames counts the stored pets by name.
+func petNames(tb testing.TB, store *models.Store) map[string]int {
+	tb.Helper()
+	names := map[string]int{}
+	q := models.PetQuery{Limit: models.MaxPageLimit}
+	for {
+		page, more, err := store.ListPets(context.Background(), q)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, p := range page {
+			names[p.Name]++
+		}
+		if !more {
+			return names
+		}
+		q.After = page[len(page)-1].ID
+	}
+}
+
+// scrape returns the site's metrics in the Prometheus text format.
+func scrape(tb testing.TB, s *site) string {
+	tb.Helper()
+	rec := httptest.NewRecorder()
+	s.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
