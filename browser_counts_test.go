@@ -1,6 +1,6 @@
 package main
 
-// Browser journey of issue 12's numbers at a glance: the pets page shows
+// Browser journey of the numbers at a glance: the pets page shows
 // how many pets each status has; they follow a bulk change and a row's
 // status change without a reload, lead to each status's list by keyboard,
 // and fit a phone in light and dark mode. Helpers are browser_test.go's.

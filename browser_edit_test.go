@@ -1,6 +1,6 @@
 package main
 
-// Browser journeys of issue 12's pet edits: editing a pet from the list,
+// Browser journeys of the pet edits: editing a pet from the list,
 // a conflict between two staff members in two browser contexts, a bulk
 // status change (with htmx and without JavaScript), and the same pages on
 // a phone in dark mode. Helpers are browser_test.go's.

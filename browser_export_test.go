@@ -1,6 +1,6 @@
 package main
 
-// Browser journey of issue 12's CSV export: staff filter the pets page,
+// Browser journey of the CSV export: staff filter the pets page,
 // reach "Export CSV" with the keyboard and get the file of the filter,
 // named by date and filter, with every matching pet in the page's order;
 // the page with the link on a desktop, a phone and in dark mode. Helpers
@@ -87,7 +87,7 @@ func (d *downloads) wait(j *journey) download {
 	return download{}
 }
 
-// Journey (issue 12, item 4): filter, reach Export CSV by keyboard, get the
+// Journey: filter, reach Export CSV by keyboard, get the
 // filter's file; the page with the link on a phone and in dark mode.
 func TestBrowserExport(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,6 @@
 package main
 
-// Browser journeys of issue 12's roles (item 1) and "Your sessions"
+// Browser journeys of the staff roles and "Your sessions"
 // (item 5): a viewer who sees no add form and is refused a post made
 // anyway, an admin changing a role (and the last admin kept), and one
 // browser signing out another. Screenshots go where the other journeys'
@@ -102,7 +102,7 @@ func (j *journey) inDark(dark bool) {
 	}
 }
 
-// Journey (issue 12, item 1): a viewer reads the pets but has no form to
+// Journey: a viewer reads the pets but has no form to
 // change them; a post made anyway, with htmx and without, is refused with
 // the 403 page, changes nothing and is audited.
 func TestBrowserViewerIsReadOnly(t *testing.T) {
@@ -184,7 +184,7 @@ func TestBrowserViewerIsReadOnly(t *testing.T) {
 	}
 }
 
-// Journey (issue 12, item 1): an admin makes an editor a viewer from the
+// Journey: an admin makes an editor a viewer from the
 // member's page; the editor's open browser follows at once; the last
 // admin cannot lower their own role.
 func TestBrowserAdminChangesRole(t *testing.T) {
@@ -253,7 +253,7 @@ func TestBrowserAdminChangesRole(t *testing.T) {
 	})
 }
 
-// Journey (issue 12, item 5): two browsers signed in to one account; the
+// Journey: two browsers signed in to one account; the
 // first lists both on "Your sessions", signs the other out, then after it
 // signs in again, signs out everywhere else.
 func TestBrowserSessions(t *testing.T) {

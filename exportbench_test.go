@@ -1,7 +1,7 @@
 package main
 
-// The CSV export's measurement (issue 12, item 4: a million pets exported
-// with the server's peak RSS under 64 MiB): the real binary on a fresh
+// The CSV export's measurement (a million pets exported with the server's
+// peak RSS under 64 MiB): the real binary on a fresh
 // SQLite file and a fresh MariaDB database, each seeded by `petstore seed`,
 // then each export downloaded whole by a signed-in client that streams it
 // (checking every row, holding none). It writes rows, bytes, seconds and

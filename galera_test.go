@@ -1,6 +1,6 @@
 package main
 
-// The Galera test of issue 13: petstore on a real multi-primary cluster.
+// The Galera test: petstore on a real multi-primary cluster.
 // The cluster, its health checks and HAProxy are in galera_harness_test.go;
 // figures are appended to testdata/figures.jsonl (see figure).
 

@@ -1,6 +1,6 @@
 package main
 
-// The HTTP load benchmark of issue 9: the real binary, on each engine,
+// The HTTP load benchmark: the real binary, on each engine,
 // under a closed-loop load of keep-alive clients, written to
 // testdata/loadbench.txt (a table) and testdata/loadbench.json. It is a test
 // that runs only when asked, so that `make test` stays fast:
@@ -112,7 +112,7 @@ type loadReport struct {
 const maxErrorRate = 0.001
 
 // TestLoadBench measures req/s, p50, p99 and the server's peak RSS of four
-// API cases on SQLite and MariaDB. It asserts no times (issue 9's targets
+// API cases on SQLite and MariaDB. It asserts no times (the targets
 // are judged from the figures): it fails when something is missing, when
 // the server does not answer correctly, or when more than 0.1% of the
 // answers under load are wrong.

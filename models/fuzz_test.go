@@ -131,7 +131,7 @@ func FuzzPetInputValidate(f *testing.F) {
 }
 
 // expectName is the name rule of DESIGN.md: trimmed, then 1..255 code
-// points of valid UTF-8 text without control characters, and (issue 8)
+// points of valid UTF-8 text without control characters, and
 // without invisible or text-direction characters. sure is false when the
 // name holds a character whose fate depends on its neighbours (joiners,
 // variation selectors, tags: TestNamesRefuseHiddenCharacters covers them).

@@ -18,7 +18,7 @@ import (
 	"petstore/models"
 )
 
-// The CSV export of the pets page (issue 12, item 4): every pet its filter
+// The CSV export of the pets page: every pet its filter
 // and search show, all pages, newest first, streamed a chunk at a time
 // (models.ExportPets) so that memory stays flat whatever the table's size.
 

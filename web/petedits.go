@@ -15,7 +15,7 @@ import (
 )
 
 // A pet's page and its edit form, and the bulk status change of the pets
-// list (issue 12). The edit and the bulk change are optimistic: each form
+// list. The edit and the bulk change are optimistic: each form
 // carries the version of every pet it shows, and the store writes a pet
 // only over that version (models/petedits.go).
 

@@ -19,7 +19,7 @@ func (ui *Web) registerPets(r gin.IRouter) {
 	r.POST("/pets", ui.createPet)
 	r.POST("/pets/:id/status", ui.updatePetStatus)
 	// A pet's page and its edit (petedits.go). The edit and the bulk status
-	// change are editor or admin routes (issue 12).
+	// change are editor or admin routes.
 	r.GET("/pets/:id", ui.showPet)
 	r.POST("/pets/:id", ui.editPet)                  // editor or admin
 	r.POST("/pets/bulk-status", ui.changePetsStatus) // editor or admin

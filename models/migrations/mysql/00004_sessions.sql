@@ -1,4 +1,4 @@
--- Console sessions of the project's own store (issue 8): a row only for a
+-- Console sessions of the project's own store: a row only for a
 -- signed-in session, keyed by the SHA-256 of its id so that a leaked table
 -- cannot be replayed as cookies; the account it belongs to (to end all of
 -- an account's sessions at once), its last use and expiry, and where it

@@ -1,5 +1,5 @@
 -- API keys get scopes, an optional expiry and the time of their last call of
--- the deprecated GET /v1/pets/{petId} (issue 11). Scopes are the names
+-- the deprecated GET /v1/pets/{petId}. Scopes are the names
 -- separated by spaces; the keys made before scopes existed keep what they
 -- could do, both pets scopes. metrics:read is never a default.
 

@@ -1,4 +1,4 @@
--- Idempotency-Key on POST /v1/pets (issue 11): one row per key a partner
+-- Idempotency-Key on POST /v1/pets: one row per key a partner
 -- sent, scoped to the calling API key, remembered for 24 hours. The key is
 -- stored as the hex SHA-256 of its value, in ascii_bin as the sessions'
 -- hashes are: utf8mb4's case-insensitive collation would make "abc" and

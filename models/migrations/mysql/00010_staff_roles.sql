@@ -1,4 +1,4 @@
--- Staff roles (issue 12): every account is a viewer, an editor or an admin.
+-- Staff roles: every account is a viewer, an editor or an admin.
 -- The accounts that exist when this runs become admins: until now every
 -- staff member could do everything, so nobody loses an ability they had
 -- and the console is never left without an admin; admins then lower the

@@ -1,4 +1,4 @@
--- The pets page's numbers at a glance (issue 12): how many pets are in
+-- The pets page's numbers at a glance: how many pets are in
 -- each status, exact and cheap on a million pets. Every write that changes
 -- how many pets a status has inserts signed deltas here in its own
 -- transaction (a create batch one row per status it holds, a status change

@@ -1,4 +1,4 @@
--- Idempotency-Key on POST /v1/pets (issue 11): one row per key a partner
+-- Idempotency-Key on POST /v1/pets: one row per key a partner
 -- sent, scoped to the calling API key, remembered for 24 hours. The key is
 -- stored as the hex SHA-256 of its value, so that the primary key stays
 -- small and the comparison is byte for byte. request_hash is the SHA-256

@@ -1,4 +1,4 @@
--- Optimistic concurrency for the console's pet edits (issue 12): every
+-- Optimistic concurrency for the console's pet edits: every
 -- write that changes a pet adds one to its version, and an edit is saved
 -- only if the pet still has the version the form was loaded with. Existing
 -- pets start at 1, as new ones do: the API's creates do not name the
