@@ -73,15 +73,13 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	return c.waitForShutdown(ctx, log, served, srv, metricsSrv)
 }
 
-// listen takes LISTEN_ADDR and, when set, METRICS_ADDR.
 // mysqlGCPercent is the collector's target (GOGC) while serving over
-// MySQL, unless GOGC is set. The server's live heap is then 2-3 MiB, so at
-// Go's default of 100 it collected about 19 times a second under a load of
-// 100-pet pages; at 200 about 7 times, for 7-10% less CPU per request
-// (median of 11 alternating pairs, 20- and 100-pet pages) and 3-8 MiB more
-// peak RSS (36-38 MiB in run.sh, 44 MiB in a longer run of creates). Over SQLite the default stays: the database's page
-// caches live in the process, and its peak RSS (42-44 MiB) is closer to the
-// 48 MiB budget.
+// MySQL, unless GOGC is set. The server's live heap is then tiny, so at
+// Go's default of 100 it collects many times a second under load; 200
+// trades a few MiB of peak RSS for less CPU per request (the figures are
+// in docs/performance.md). Over SQLite the default stays: the database's
+// page caches live in the process, and its peak RSS is already closer to
+// the memory budget.
 const mysqlGCPercent = 200
 
 // tuneGC sets mysqlGCPercent when the database is MySQL and GOGC is unset.
@@ -91,6 +89,7 @@ func tuneGC(cfg config.Config, getenv func(string) string) {
 	}
 }
 
+// listen takes LISTEN_ADDR and, when set, METRICS_ADDR.
 func listen(cfg config.Config) (ln, metricsLn net.Listener, err error) {
 	if ln, err = net.Listen("tcp", cfg.ListenAddr); err != nil {
 		return nil, nil, fmt.Errorf("LISTEN_ADDR: cannot listen on %s: %w", cfg.ListenAddr, err)

@@ -61,8 +61,8 @@ const (
 	// whatever its kind, its entries being few.
 	rareCount = 2000
 	// rangeCount: a search word covering many indexed words, with fewer
-	// entries than this, can be read whole and sorted (measured: about
-	// 0.4 µs an entry on MariaDB, 0.7 µs on SQLite).
+	// entries than this, can be read whole and sorted in a few
+	// milliseconds on either engine.
 	rangeCount = 20_000
 	// searchBudget is the most candidates one page examines.
 	searchBudget = 5000
