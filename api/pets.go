@@ -31,7 +31,7 @@ var (
 )
 
 // Pet is the API's shape of an animal ("Pet" in the specification). The
-// handlers write it by hand from models.Pet (json.go); tests decode it.
+// handlers write it by hand from models.Pet (petencode.go); tests decode it.
 type Pet struct {
 	ID         int64         `json:"id"`
 	Name       string        `json:"name"`
