@@ -38,9 +38,10 @@ type Options struct {
 	// AuthFailureLimit is how many failed authentications per second one
 	// client address (by c.ClientIP, so TRUSTED_PROXIES applies; IPv6 by
 	// /64) may make, sustained, on this instance, after a burst of
-	// AuthFailureBurst; past it, 429 before any database work. 0 (the zero
-	// Options, as handler tests use) turns it off; main sets
-	// DefaultAuthFailureRate and DefaultAuthFailureBurst.
+	// AuthFailureBurst; past it, its failures get 429 instead of 401, while
+	// a valid key from it still goes on. 0 (the zero Options, as handler
+	// tests use) turns it off; main sets DefaultAuthFailureRate and
+	// DefaultAuthFailureBurst.
 	AuthFailureLimit rate.Limit
 	AuthFailureBurst int
 	// Metrics receives the rate-limit refusals; nil records nothing. Its

@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"net/netip"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -24,45 +23,34 @@ func (a *API) require(need models.Scopes) gin.HandlerFunc {
 func (a *API) authenticate(c *gin.Context) { a.authorize(c, 0) }
 
 // authorize checks the bearer API key and aborts with 401 when it is
-// missing, malformed, unknown, revoked or expired, and with 403 when it
-// lacks a scope of need; then it applies the key's rate limit (429 when
-// exceeded), which a refused request does not spend. A client address that
-// keeps failing is answered 429 before any of that (failureLimiter).
+// missing, malformed, unknown, revoked or expired; then it spends the key's
+// rate limit (429 when exceeded) and aborts with 403 when the key lacks a
+// scope of need, so a refusal for scope costs a request like any other
+// answer. The key is checked whatever its address did before: a client
+// address that keeps failing gets 429 instead of 401 (failureLimiter), and
+// a valid key from it goes on.
 func (a *API) authorize(c *gin.Context, need models.Scopes) {
 	key, ok := bearerToken(c.Request.Header.Values("Authorization"))
-	keyHash := models.HashKey(key)
-	var addr netip.Prefix
-	if a.failures != nil {
-		addr = clientKey(c.ClientIP())
-		if wait, blocked := a.failures.blocked(addr, keyHash); blocked {
-			a.tooManyFailures(c, wait)
-			return
-		}
-	}
 	if !ok {
-		a.authFailed(addr, keyHash)
-		writeError(c, a.log, models.ErrUnauthorized)
+		a.authFailed(c, models.ErrUnauthorized)
 		return
 	}
-	k, err := a.store.AuthenticateHashed(c.Request.Context(), key, keyHash)
+	k, err := a.store.Authenticate(c.Request.Context(), key)
 	if err != nil {
 		if models.ErrorCode(err) == models.CodeUnauthorized {
-			a.authFailed(addr, keyHash)
+			a.authFailed(c, err)
+			return
 		}
 		writeError(c, a.log, err)
 		return
 	}
-	if a.failures != nil {
-		a.failures.succeed(keyHash)
-	}
 	c.Set(keyContext, k)
-	if err := k.Require(need); err != nil {
-		c.Header("WWW-Authenticate", `Bearer realm="petstore", error="insufficient_scope", scope="`+need.String()+`"`)
-		a.rateLimitHeaders(c, k)
-		writeError(c, a.log, err)
+	if !a.rateLimit(c, k) {
 		return
 	}
-	if !a.rateLimit(c, k) {
+	if err := k.Require(need); err != nil {
+		c.Header("WWW-Authenticate", `Bearer realm="petstore", error="insufficient_scope", scope="`+need.String()+`"`)
+		writeError(c, a.log, err)
 		return
 	}
 	c.Next()
@@ -79,11 +67,17 @@ func bearerChallenge(err error, message string) string {
 	return `Bearer realm="petstore"`
 }
 
-// authFailed counts a failed authentication against the client address.
-func (a *API) authFailed(addr netip.Prefix, keyHash string) {
+// authFailed answers a failed authentication: err (a 401), or 429 when
+// the client address is over its failure budget. Either way it counts
+// against the address.
+func (a *API) authFailed(c *gin.Context, err error) {
 	if a.failures != nil {
-		a.failures.fail(addr, keyHash)
+		if wait, throttled := a.failures.fail(clientKey(c.ClientIP())); throttled {
+			a.tooManyFailures(c, wait)
+			return
+		}
 	}
+	writeError(c, a.log, err)
 }
 
 // bearerToken extracts the credential of "Authorization: Bearer <token>"

@@ -81,9 +81,6 @@ func newLimiter(limit rate.Limit, burst int, now func() time.Time) *limiter {
 // 40 bytes each).
 const maxSharedValues = 1024
 
-// allow takes a token from key's bucket and returns how many are left (a
-// fraction of one may have refilled). When none is left it takes nothing
-// and returns how long until one will be there.
 // setLeft states left tokens in RateLimit (and the policy): r whole
 // requests now, t seconds until the next whole token.
 func (l *limiter) setLeft(h http.Header, left float64) {
@@ -91,26 +88,9 @@ func (l *limiter) setLeft(h http.Header, left float64) {
 	l.setHeaders(h, int64(whole), wholeSeconds((whole+1-left)/float64(l.limit)))
 }
 
-// rateLimitHeaders states the key's quota on an answer that does not
-// spend it (a refusal for a missing scope): every answer to a request
-// whose key was accepted carries the RateLimit headers.
-func (a *API) rateLimitHeaders(c *gin.Context, k models.APIKey) {
-	if l := a.limiter; l != nil {
-		l.setLeft(c.Writer.Header(), l.left(k.ID))
-	}
-}
-
-// left is what key's bucket holds now, without taking from it.
-func (l *limiter) left(key int64) float64 {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b := l.buckets[key]; b != nil {
-		return b.tokens.TokensAt(now)
-	}
-	return float64(l.burst)
-}
-
+// allow takes a token from key's bucket and returns how many are left (a
+// fraction of one may have refilled). When none is left it takes nothing
+// and returns how long until one will be there.
 func (l *limiter) allow(key int64) (left float64, wait time.Duration, ok bool) {
 	now := l.now()
 	l.mu.Lock()
@@ -233,7 +213,8 @@ func seconds(n int) string {
 // Retry-After and returns false. Either way the answer carries the
 // RateLimit-Policy and RateLimit headers, whatever its status. It runs
 // after authentication, so a request without a valid key gets its 401
-// first, without them: no key, no quota to state.
+// first, without them: no key, no quota to state; and before the scope
+// check, so a key refused for scope spends its quota like any other.
 func (a *API) rateLimit(c *gin.Context, k models.APIKey) bool {
 	l := a.limiter
 	if l == nil {

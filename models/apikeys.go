@@ -291,37 +291,44 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 	}
 	// After the commit: a check that reads the row from now on sees the
 	// revocation, and one that read it before caches nothing.
-	s.keys.forget(k.Hash)
+	s.keys.forget(k.Prefix)
 	return k, nil
 }
 
 // Authenticate returns the live key matching key, or ErrUnauthorized. A
-// key is checked against its row (hash and revocation), then trusted for
-// KeyCacheTTL without another read (keycache.go): a revocation made on this
-// instance applies at once, one made on another instance within
-// KeyCacheTTL. A key of the wrong shape, or whose prefix no live key has
-// (keyPrefixKnown), is refused without a database read: a flood of made-up
-// keys does not reach the database. A key whose secret matched but that
-// has expired is refused with ErrKeyExpired as the cause; expiry is checked
-// on every call, cached or not. The key's use is noted at most once a
+// key is checked against its row (hash, revocation and expiry); the row is
+// read at most once per KeyCacheTTL per prefix, whatever the secrets sent
+// with it, and by one request at a time, the others waiting for it
+// (keycache.go): a revocation made on this instance applies at once, one
+// made on another instance within KeyCacheTTL, and wrong secrets under a
+// known prefix cost a bounded number of reads however many arrive. A key of
+// the wrong shape, or whose prefix no live key has (keyPrefixKnown), is
+// refused without a database read: a flood of made-up keys does not reach
+// the database. A key whose secret matched but that has expired is refused
+// with ErrKeyExpired as the cause. The key's use is noted at most once a
 // minute.
 func (s *Store) Authenticate(ctx context.Context, key string) (APIKey, error) {
 	return s.AuthenticateHashed(ctx, key, HashKey(key))
 }
 
 // AuthenticateHashed is Authenticate for a caller that has already
-// computed hash, HashKey(key) (the API, which counts failures by it).
+// computed hash, HashKey(key).
 func (s *Store) AuthenticateHashed(ctx context.Context, key, hash string) (APIKey, error) {
 	prefix, ok := splitKey(key)
 	if !ok {
 		return APIKey{}, ErrUnauthorized
 	}
-	k, ok := s.keys.get(hash)
-	if !ok {
-		var err error
-		if k, err = s.checkKey(ctx, prefix, hash); err != nil {
-			return APIKey{}, err
-		}
+	k, found, err := s.keyRow(ctx, prefix)
+	if err != nil {
+		return APIKey{}, err
+	}
+	stored := k.Hash
+	if !found {
+		// Compare anyway so a miss takes as long as a wrong secret.
+		stored = noKeyHash
+	}
+	if subtle.ConstantTimeCompare([]byte(hash), []byte(stored)) != 1 || !found || k.Revoked() {
+		return APIKey{}, ErrUnauthorized
 	}
 	now := s.now()
 	if k.Expired(now) {
@@ -330,6 +337,9 @@ func (s *Store) AuthenticateHashed(ctx context.Context, key, hash string) (APIKe
 	s.noteKeyTime(ctx, &k, keyUsed, now)
 	return k, nil
 }
+
+// noKeyHash is what a key with no row is compared with.
+var noKeyHash = strings.Repeat("0", 64)
 
 // NoteDeprecatedCall records that k has just called the deprecated
 // GET /v1/pets/{petId}: its deprecated_call_at, written at most once a
@@ -383,30 +393,5 @@ func (s *Store) noteKeyTime(ctx context.Context, k *APIKey, t keyTime, now time.
 	// either way, nothing to write for a minute.
 	at := now
 	*last = &at
-	s.keys.setTime(k.Hash, t, at)
-}
-
-// checkKey reads the key with prefix and compares its hash in constant
-// time; a live key that matches is cached.
-func (s *Store) checkKey(ctx context.Context, prefix, hash string) (APIKey, error) {
-	if !s.keyPrefixKnown(ctx, prefix) {
-		// Compare anyway so a miss takes as long as a wrong secret.
-		subtle.ConstantTimeCompare([]byte(hash), []byte(strings.Repeat("0", 64)))
-		return APIKey{}, ErrUnauthorized
-	}
-	gen, readAt := s.keys.generation(), time.Now()
-	var k APIKey
-	err := s.db.WithContext(ctx).Where("prefix = ?", prefix).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		subtle.ConstantTimeCompare([]byte(hash), []byte(strings.Repeat("0", 64)))
-		return APIKey{}, ErrUnauthorized
-	}
-	if err != nil {
-		return APIKey{}, s.dbErr("authenticate", err)
-	}
-	if subtle.ConstantTimeCompare([]byte(hash), []byte(k.Hash)) != 1 || k.Revoked() {
-		return APIKey{}, ErrUnauthorized
-	}
-	s.keys.put(hash, k, readAt, gen)
-	return k, nil
+	s.keys.setTime(k.Prefix, t, at)
 }
