@@ -317,7 +317,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		})
 		t.Run("create with a blank name", func(t *testing.T) {
 			r := runCLI(t, vars, "", "apikey", "create", "--name", "   ")
-			wantCode(t, r, 1)
+			wantCode(t, r, 2) // a bad value, refused before the database is opened
 			if line := wantOneLine(t, "stderr", r.stderr); !strings.Contains(line, "Name is required") {
 				t.Errorf("stderr %q, want the validation message", line)
 			}

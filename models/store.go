@@ -95,7 +95,7 @@ type Store struct {
 	// limitsCleanedAt is when this instance last deleted idle sign-in
 	// limits (unix nanoseconds).
 	limitsCleanedAt atomic.Int64
-	// keys are the recently verified API keys (keycache.go).
+	// keys holds the api_keys rows read in the last KeyCacheTTL, by prefix (keycache.go).
 	keys keyCache
 	// creates batches concurrent pet creates into shared transactions.
 	creates createQueue
