@@ -165,7 +165,7 @@ func startGaleraCluster(tb testing.TB, n int) *galeraCluster {
 
 // nodeConfig is the option file of a node: what a Debian operator puts in
 // /etc/mysql/mariadb.conf.d/60-galera.cnf, with this node's paths and
-// ports. Its [galera] section is the one the README recommends.
+// ports. Its [galera] section is the one docs/operations.md recommends.
 func (c *galeraCluster) nodeConfig(n *galeraNode) string {
 	var peers []string
 	for _, p := range c.nodes {
@@ -511,7 +511,7 @@ func (c *galeraCluster) startHAProxy(tb testing.TB, frontends []haproxyFrontend)
 	return h
 }
 
-// haproxyConfig is the configuration the README shows: TCP mode; each
+// haproxyConfig is the configuration docs/operations.md shows: TCP mode; each
 // node checked every half second over HTTP (serveCheck), two failures to
 // mark it down and two successes to bring it back; the sessions of a node
 // marked down closed at once (so no client stays on a node that left the
