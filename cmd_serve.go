@@ -12,7 +12,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"petstore/api"
 	"petstore/config"
 	"petstore/models"
 	"petstore/server"
@@ -56,7 +55,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	if err := firstStart(ctx, c.stdout, store, base); err != nil {
 		return c.fail(err)
 	}
-	metrics := api.NewMetrics(store.Pools())
+	metrics := server.NewMetrics(store.Pools())
 	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
 		return c.fail(err)
@@ -143,7 +142,7 @@ func localURL(addr net.Addr) string {
 
 // serveMetrics serves the metrics and the runtime's profiles on ln, the
 // private METRICS_ADDR, for operators only.
-func serveMetrics(ln net.Listener, metrics *api.Metrics, log *slog.Logger) *http.Server {
+func serveMetrics(ln net.Listener, metrics *server.Metrics, log *slog.Logger) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler())
 	// go tool pprof http://METRICS_ADDR/debug/pprof/profile?seconds=20

@@ -570,7 +570,7 @@ const siteTimeout = 30 * time.Second
 // newProductHandler builds the product's HTTP surface, as serve serves it,
 // over store with the configuration serve has when the environment sets
 // nothing. It is the one place this package's tests call server.New.
-func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger, metrics *api.Metrics) *server.Handler {
+func newProductHandler(tb testing.TB, store *models.Store, log *slog.Logger, metrics *server.Metrics) *server.Handler {
 	tb.Helper()
 	cfg, err := config.Load(env(nil))
 	if err != nil {
@@ -605,8 +605,8 @@ type site struct {
 	store   *models.Store
 	handler *server.Handler
 	log     *slog.Logger
-	logs    *syncBuffer  // what log wrote (text lines)
-	metrics *api.Metrics // what the handler counted
+	logs    *syncBuffer     // what log wrote (text lines)
+	metrics *server.Metrics // what the handler counted
 	srv     *httptest.Server
 	base    string // http://127.0.0.1:PORT
 }
@@ -626,7 +626,7 @@ func startSite(tb testing.TB, driver string) *site {
 		}
 	})
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	metrics := api.NewMetrics(store.Pools())
+	metrics := server.NewMetrics(store.Pools())
 	h := newProductHandler(tb, store, log, metrics)
 	srv := serveOnLoopback(tb, h, log, nil)
 	return &site{store: store, handler: h, log: log, logs: logs, metrics: metrics, srv: srv, base: srv.URL}

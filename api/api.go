@@ -1,7 +1,7 @@
 // Package api serves the partner-facing JSON API under /v1: the pet
 // endpoints, bearer API-key authentication with a per-key rate limit, the
 // one JSON error writer, the health probes, the embedded OpenAPI document
-// and the Prometheus metrics of the HTTP server.
+// and the counters only the API feeds (Metrics).
 package api
 
 import (
@@ -44,8 +44,9 @@ type Options struct {
 	// DefaultAuthFailureBurst.
 	AuthFailureLimit rate.Limit
 	AuthFailureBurst int
-	// Metrics receives the rate-limit refusals; nil records nothing. Its
-	// Handler is served by main on METRICS_ADDR only, never under the API.
+	// Metrics receives the rate-limit refusals and the calls of the
+	// deprecated getPet; nil records nothing. server.NewMetrics makes it on
+	// the registry it serves on METRICS_ADDR only, never under the API.
 	Metrics *Metrics
 }
 

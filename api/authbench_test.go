@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"petstore/api"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -25,7 +24,7 @@ func benchRequest(b *testing.B, method, path string, status int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := newEngine(b, server.Deps{Store: s, Metrics: api.NewMetrics(nil)})
+	h := newEngine(b, server.Deps{Store: s, Metrics: server.NewMetrics(nil)})
 	req := httptest.NewRequest(method, path, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	b.ReportAllocs()

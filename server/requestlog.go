@@ -42,7 +42,7 @@ func requestLog(log *slog.Logger) gin.HandlerFunc {
 		c.Next()
 		route := c.FullPath()
 		if route == "" {
-			route = api.UnmatchedRoute
+			route = unmatchedRoute
 		}
 		// Typed attributes in a fixed array: the line costs no boxing.
 		status := api.Status(c)

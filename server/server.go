@@ -37,7 +37,7 @@ type Deps struct {
 	// Now is the clock of the API and the console; nil means time.Now.
 	Now func() time.Time
 	// Metrics counts and times every request; nil records nothing.
-	Metrics *api.Metrics
+	Metrics *Metrics
 
 	// AuthFailureLimit, when not zero, replaces the production limit of
 	// failed authentications per client address (api.DefaultAuthFailureRate
@@ -75,7 +75,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		failures = api.DefaultAuthFailureRate
 	}
 	a := api.New(d.Store, api.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
-		RateLimit: rate.Limit(d.Config.RateLimitRPS), RateBurst: d.Config.RateLimitBurst, Metrics: d.Metrics,
+		RateLimit: rate.Limit(d.Config.RateLimitRPS), RateBurst: d.Config.RateLimitBurst, Metrics: d.Metrics.apiMetrics(),
 		AuthFailureLimit: failures, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger})
 	if err != nil {
@@ -83,7 +83,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 	}
 	// Metrics sit outside recovery so that recovered panics count as 500s;
 	// HangUps inside both, so that both see a hung-up request as 499.
-	r.Use(requestLog(d.Logger), d.Metrics.Middleware(), api.HangUps(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+	r.Use(requestLog(d.Logger), d.Metrics.middleware(), api.HangUps(), gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 		if web.IsConsolePath(c.Request.URL.Path) {
 			console.Recover(c, err)
 			return
