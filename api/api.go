@@ -40,7 +40,7 @@ type Options struct {
 	// /64) may make, sustained, on this instance, after a burst of
 	// AuthFailureBurst; past it, its failures get 429 instead of 401, while
 	// a valid key from it still goes on. 0 (the zero Options, as handler
-	// tests use) turns it off; main sets DefaultAuthFailureRate and
+	// tests use) turns it off; server.New sets DefaultAuthFailureRate and
 	// DefaultAuthFailureBurst.
 	AuthFailureLimit rate.Limit
 	AuthFailureBurst int

@@ -13,10 +13,10 @@ import (
 	"petstore/models"
 )
 
-// The production limit of failed authentications per client address (main
-// sets it; the zero Options leave it off): a typo or a rotated key gets its
-// 401s, a client that keeps failing gets 429 after a burst of 20 failures
-// and then 2 failures a second.
+// The production limit of failed authentications per client address
+// (server.New sets it; the zero Options leave it off): a typo or a rotated
+// key gets its 401s, a client that keeps failing gets 429 after a burst of
+// 20 failures and then 2 failures a second.
 const (
 	DefaultAuthFailureRate  rate.Limit = 2
 	DefaultAuthFailureBurst int        = 20
