@@ -59,7 +59,9 @@ func (a *API) authorize(c *gin.Context, need models.Scopes) {
 // bearerChallenge is the WWW-Authenticate value of a 401 refusing err
 // (RFC 6750 section 3): an expired key is an invalid_token, described by
 // its message (whose characters RFC 6750 allows: no quote, no backslash);
-// any other refusal carries no error code, as today.
+// any other refusal gets the bare challenge, Bearer realm="petstore", with
+// no error code (RFC 6750 section 3.1 asks none of a request without
+// credentials).
 func bearerChallenge(err error, message string) string {
 	if errors.Is(err, models.ErrKeyExpired) {
 		return `Bearer realm="petstore", error="invalid_token", error_description="` + message + `"`

@@ -17,8 +17,9 @@ import (
 // names it is answered 304 with no body.
 
 // etagOf is the strong entity tag of body: its 64-bit xxHash in 16 hex
-// digits (the same on every instance; no secret is at stake, and the
-// SHA-256 it replaced cost 2-3% of a 100-pet page).
+// digits, the same on every instance. No secret is at stake, so a fast
+// non-cryptographic hash does: a cryptographic digest would be a measurable
+// part of serving a page (docs/performance.md).
 func etagOf(body []byte) string {
 	var sum [8]byte
 	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(body))

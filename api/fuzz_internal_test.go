@@ -122,8 +122,8 @@ func refB64Token(s string) bool {
 
 // FuzzDecodePetInput holds decodePetInput (a one-pass scan of flat bodies,
 // encoding/json for the rest) to the answers of decoding every body with
-// encoding/json into a map, as it was first written: the same fields, the
-// same wrong-type notes, the same errors.
+// encoding/json into a map, the plainest reading of the rules: the same
+// fields, the same wrong-type notes, the same errors.
 func FuzzDecodePetInput(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"Rex","categoryId":1,"status":"sold"}`,
@@ -155,8 +155,8 @@ func FuzzDecodePetInput(f *testing.F) {
 	})
 }
 
-// decodePetInputByMap is decodePetInput as first written, the oracle of
-// FuzzDecodePetInput.
+// decodePetInputByMap is decodePetInput done the plain way (encoding/json
+// into a map), the oracle of FuzzDecodePetInput.
 func decodePetInputByMap(body []byte) (models.PetInput, error) {
 	var fields map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -33,9 +33,9 @@ func (f *petFields) set(key string, raw []byte) {
 // readPetFields finds the three fields in body, a single JSON object.
 // Bodies of the usual shape (flat, no escapes) are scanned in one pass;
 // anything else goes through encoding/json, which gives the same fields
-// and the errors (FuzzReadPetFields holds the two to the same answers).
-// A create's body decoded by encoding/json alone was a twentieth of the
-// server's CPU per create.
+// and the errors (FuzzDecodePetInput holds the two to the same answers).
+// The scan is there because decoding every create's body with encoding/json
+// is a visible part of the server's CPU per create (docs/performance.md).
 func readPetFields(body []byte) (petFields, error) {
 	if f, ok := scanPetFields(body); ok {
 		return f, nil

@@ -50,10 +50,10 @@ var jsonContentType = []string{"application/json"}
 const chunkingSize = 2048
 
 // writeBody writes a JSON body. It states Content-Length only where
-// net/http would not (a body over chunkingSize): gin's c.Data always sets
-// it, which made a page's header map nine entries, over the eight a small
-// Go map holds, so that it and net/http's copy of it at WriteHeader were
-// built as hash tables, a cost every page paid.
+// net/http would not (a body over chunkingSize), not always as gin's c.Data
+// does: that ninth entry would take a page's header map over the eight a
+// small Go map holds, and it and net/http's copy of it at WriteHeader would
+// be built as hash tables on every page.
 func writeBody(c *gin.Context, status int, b []byte) {
 	h := c.Writer.Header()
 	h["Content-Type"] = jsonContentType

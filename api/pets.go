@@ -95,7 +95,7 @@ func (a *API) nextLink(q models.PetQuery, lastID int64) string {
 }
 
 // createPet answers POST /v1/pets; with an Idempotency-Key, createPetOnce
-// creates (a request without one does no more work than before keys).
+// creates (a request without one claims and stores no idempotency record).
 func (a *API) createPet(c *gin.Context) {
 	key, err := idempotencyKey(c.Request.Header)
 	if err != nil {

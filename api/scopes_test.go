@@ -84,7 +84,7 @@ func TestScopes(t *testing.T) {
 		if r := e.do("POST", "/v1/pets", with(writer, "Content-Type", "application/json"), body); r.Status != http.StatusCreated {
 			t.Errorf("writer POST: %d %s", r.Status, r.Body)
 		}
-		// Unknown paths and methods need no scope: 404 and 405 as before.
+		// Unknown paths and methods need no scope: 404 and 405, whatever the key's scopes.
 		wantError(t, e.do("GET", "/v1/nothing", writer, ""), http.StatusNotFound, models.CodeNotFound)
 		wantError(t, e.do("DELETE", "/v1/pets", reader, ""), http.StatusMethodNotAllowed, "method_not_allowed")
 	})

@@ -18,9 +18,9 @@ import (
 	"petstore/models/modelstest"
 )
 
-// Every error code gets its status from the one table the API uses too
-// (the console's own table once lacked gone, payload_too_large and
-// unsupported_media_type, which became logged 500s); only 5xx are logged.
+// Every error code gets its status from the one table the API uses too, so
+// that the codes only HTTP knows (gone, payload_too_large,
+// unsupported_media_type) are never logged 500s; only 5xx are logged.
 func TestFailStatuses(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer

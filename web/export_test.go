@@ -61,8 +61,8 @@ func rowIDs(t *testing.T, rows [][]string) []int64 {
 	return ids
 }
 
-// insertOldPets stores pets the way rows written before today's name rules
-// may stand (control characters included), straight into the table.
+// insertOldPets stores pets the way rows written before the current name
+// rules may stand (control characters included), straight into the table.
 func (e *env) insertOldPets(t *testing.T, names ...string) {
 	t.Helper()
 	for _, name := range names {
@@ -118,7 +118,7 @@ func TestExportCSV(t *testing.T) {
 			{"👨‍👩‍👧 Ñandú", "👨‍👩‍👧 Ñandú"},
 			{"a=1", "a=1"},
 		}
-		// Control characters are refused today; older rows may hold them.
+		// The name rules refuse control characters; older rows may hold them.
 		// Inside a quoted cell RFC 4180 has CRLF line breaks only: a lone
 		// CR is dropped, a lone LF becomes CRLF (read back as LF).
 		old := [][2]string{
@@ -215,7 +215,7 @@ func TestExportHostileNames(t *testing.T) {
 			{"'quoted", "''quoted"},
 			{"a=1;b", "a=1;b"},
 		}
-		old := [][2]string{ // control characters: rows from before today's name rules
+		old := [][2]string{ // control characters: rows from before the current name rules
 			{"x\t=1+1", "x\t'=1+1"},
 			{"\t@SUM(1)", "'\t'@SUM(1)"},
 			{"line 1\n=cmd", "line 1\n'=cmd"},

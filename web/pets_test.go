@@ -362,9 +362,9 @@ func TestFormBodyCapped(t *testing.T) {
 	})
 }
 
-// The search text is bounded (a 50,000-character search was a 500 on
-// SQLite: "LIKE or GLOB pattern too complex"), and a query string the
-// server cannot read whole (';' between pairs) is refused, never half read.
+// The search text is bounded (SQLite refuses a LIKE pattern of 50,000
+// characters, "LIKE or GLOB pattern too complex": a 500), and a query string
+// the server cannot read whole (';' between pairs) is refused, never half read.
 func TestPetsQueryBounds(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {

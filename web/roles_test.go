@@ -373,7 +373,7 @@ func TestForbiddenPage(t *testing.T) {
 		if !strings.Contains(audit.Body, "POST /admin/pets needs editor; role viewer (2 times this minute)") {
 			t.Error("the audit page does not say how often vera was refused")
 		}
-		// A forged form is refused for its token first, as before roles.
+		// A forged form is refused for its token first, before any role check.
 		wantStatus(t, b.post("/admin/api-keys", url.Values{"csrf_token": {"forged"}, "name": {"x"}}), http.StatusForbidden)
 		if n := len(e.refusals()); n != 3 {
 			t.Errorf("%d refusals audited after a forged form, want still 3", n)
