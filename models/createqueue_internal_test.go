@@ -40,7 +40,7 @@ func TestCreateQueueStorm(t *testing.T) {
 			}
 			mu.Unlock()
 			for i, r := range batch {
-				r.pet.ID = int64(i + 1)
+				r.change.After.ID = int64(i + 1)
 				r.done <- createResult{err: nil}
 			}
 		}

@@ -111,16 +111,6 @@ func (d *statusDeltas) sql() (string, []any) {
 	return q.String(), args
 }
 
-// writeStatusMove counts one pet moved from one status to another, in the
-// transaction tx.
-func writeStatusMove(tx *gorm.DB, from, to Status) error {
-	var d statusDeltas
-	if err := d.move(from, to); err != nil {
-		return err
-	}
-	return writeStatusDeltas(tx, d)
-}
-
 // writeStatusDeltas inserts d in the transaction tx (nothing when no
 // status changed).
 func writeStatusDeltas(tx *gorm.DB, d statusDeltas) error {

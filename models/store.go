@@ -99,8 +99,8 @@ type Store struct {
 	keys keyCache
 	// creates batches concurrent pet creates into shared transactions.
 	creates createQueue
-	// stmts are the partner API's prepared statements (hotpath.go).
-	stmts hotStatements
+	// stmts are the pets' prepared statements (pets_statements.go).
+	stmts petStatements
 	// idem holds what idempotency keys need (idempotency.go).
 	idem idempotency
 	// counts compacts the pets' status counts (statuscounts.go).
@@ -263,7 +263,7 @@ func (p *pools) openGORM(o Options, log *slog.Logger) (*gorm.DB, error) {
 		// (TestLastAdminConcurrentRequests, pool of 20, 1 run in 3 under
 		// -race; goroutine dump: lruStore.Get under PreparedStmtDB.prepare).
 		// The API's hot path prepares its fixed statements itself
-		// (hotpath.go); other queries are prepared by the driver per call
+		// (pets_statements.go); other queries are prepared by the driver per call
 		// on the connection that runs them (modernc keeps SQLite's per
 		// connection), which needs no shared lock.
 		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
@@ -504,7 +504,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.idem.close()
 	s.counts.bg.close()
-	s.closeHot()
+	s.closePetStatements()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()
 }
