@@ -291,7 +291,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 	}
 	// After the commit: a check that reads the row from now on sees the
 	// revocation, and one that read it before caches nothing.
-	s.keys.forget(k.Prefix)
+	s.keys.cache.forget(k.Prefix)
 	return k, nil
 }
 
@@ -393,5 +393,5 @@ func (s *Store) noteKeyTime(ctx context.Context, k *APIKey, t keyTime, now time.
 	// either way, nothing to write for a minute.
 	at := now
 	*last = &at
-	s.keys.setTime(k.Prefix, t, at)
+	s.keys.cache.setTime(k.Prefix, t, at)
 }

@@ -19,7 +19,7 @@ func (s *Store) Transaction(ctx context.Context, fn func(tx *gorm.DB) error) err
 func CommonPasswordCount() int { return len(commonPasswords()) }
 
 // HashingPeak is the most bcrypt hashes or comparisons that ran at once.
-func (s *Store) HashingPeak() int64 { return s.hashing.peak.Load() }
+func (s *Store) HashingPeak() int64 { return s.signIns.hashing.peak.Load() }
 
 // TraceSearch returns a context under which every statement a name search
 // runs is passed to fn, for tests that EXPLAIN them.

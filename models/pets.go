@@ -11,6 +11,17 @@ import (
 	"unicode/utf8"
 )
 
+// petState is what the pets keep in this process.
+type petState struct {
+	// queue batches concurrent creates into shared transactions
+	// (pets_create.go).
+	queue createQueue
+	// stmts are the prepared statements (pets_statements.go).
+	stmts petStatements
+	// counts compacts the status counts (statuscounts.go).
+	counts countsCompaction
+}
+
 // Status is a pet's availability: one of StatusAvailable, StatusPending, StatusSold.
 type Status string
 

@@ -37,7 +37,7 @@ func (s *Store) createPet(ctx context.Context, np NewPet, actor string, once *on
 		return Pet{}, err
 	}
 	r := &createRequest{change: newPetChange(ChangeCreate, np, s.now(), actor), done: make(chan createResult, 1), once: once}
-	if err := s.creates.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
+	if err := s.pets.queue.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
 		return Pet{}, s.dbErr("create pet", err)
 	}
 	return r.change.After, nil

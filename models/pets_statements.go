@@ -49,7 +49,7 @@ type petStatements struct {
 // hot returns the prepared statements, preparing them on first use; a
 // failed preparation is undone, so the next use tries again.
 func (s *Store) petStatements(ctx context.Context) (*petStatements, error) {
-	h := &s.stmts
+	h := &s.pets.stmts
 	if h.ready.Load() {
 		return h, nil
 	}
@@ -66,7 +66,7 @@ func (s *Store) petStatements(ctx context.Context) (*petStatements, error) {
 }
 
 func (s *Store) preparePetStatements(ctx context.Context) (err error) {
-	h := &s.stmts
+	h := &s.pets.stmts
 	// Preparing must not depend on the request that happens to come first.
 	ctx = context.WithoutCancel(ctx)
 	prep := func(db *sql.DB, query string) *sql.Stmt {
@@ -107,7 +107,7 @@ func (s *Store) preparePetStatements(ctx context.Context) (err error) {
 
 // closePetStatements closes the prepared statements and forgets them.
 func (s *Store) closePetStatements() {
-	h := &s.stmts
+	h := &s.pets.stmts
 	defer func() {
 		h.ready.Store(false)
 		h.primary, h.replicas = petReads{}, nil

@@ -309,7 +309,7 @@ type countsCompaction struct {
 // noteDeltas records that rows rows of deltas were written, and compacts
 // in the background when it is time (compactCountsSometimes).
 func (s *Store) noteDeltas(rows int) {
-	s.compactCountsSometimes(s.counts.written.Add(int64(rows)) >= countsCompactRows)
+	s.compactCountsSometimes(s.pets.counts.written.Add(int64(rows)) >= countsCompactRows)
 }
 
 // compactCountsSometimes compacts the deltas in the background when this
@@ -318,7 +318,7 @@ func (s *Store) noteDeltas(rows int) {
 // instance. The writes and reads of the deltas call it, so an instance
 // that neither writes nor reads them does no work.
 func (s *Store) compactCountsSometimes(many bool) {
-	c := &s.counts
+	c := &s.pets.counts
 	now := s.now().UnixNano()
 	if !many && now-c.startedAt.Load() < int64(countsCompactEvery) {
 		return

@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -84,27 +82,15 @@ type Store struct {
 	migrateCfg *mysql.Config
 	// replicas are the read replicas' pools, closed with the store.
 	replicas []*sql.DB
-	// prefixes are the live API keys' prefixes, for Authenticate.
-	prefixes  keyPrefixes
-	dummyOnce sync.Once
-	dummy     []byte
-	// hashing bounds the bcrypt work (see Options.PasswordHashers).
-	hashing *hashLimiter
-	// signIns counts password checks, throttled and busy sign-ins.
-	signIns signInCounters
-	// limitsCleanedAt is when this instance last deleted idle sign-in
-	// limits (unix nanoseconds).
-	limitsCleanedAt atomic.Int64
-	// keys holds the api_keys rows read in the last KeyCacheTTL, by prefix (keycache.go).
-	keys keyCache
-	// creates batches concurrent pet creates into shared transactions.
-	creates createQueue
-	// stmts are the pets' prepared statements (pets_statements.go).
-	stmts petStatements
-	// idem holds what idempotency keys need (idempotency.go).
-	idem idempotency
-	// counts compacts the pets' status counts (statuscounts.go).
-	counts countsCompaction
+	// What each resource keeps in this process, beside its rows: the
+	// pets' create queue, prepared statements and counts' compaction
+	// (pets.go), the API keys' cache and known prefixes (keycache.go),
+	// the sign-ins' hashing limit and counters (signin.go), the
+	// idempotency keys' statements and purges (idempotency.go).
+	pets    petState
+	keys    keyState
+	signIns signInState
+	idem    idempotency
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -143,10 +129,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db,
+	return &Store{pets: petState{queue: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, hashing: newHashLimiter(o.PasswordHashers)}, nil
+		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}, nil
 }
 
 // pools are the database/sql pools a Store runs on, while Open builds them.
@@ -503,7 +489,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.idem.close()
-	s.counts.bg.close()
+	s.pets.counts.bg.close()
 	s.closePetStatements()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()
