@@ -189,12 +189,6 @@ func (in APIKeyInput) Validate(now time.Time) (NewAPIKey, error) {
 	return nk, v.err()
 }
 
-// CreateAPIKey makes a key named name with the default scopes and no
-// expiry; see CreateAPIKeyFrom.
-func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey, string, error) {
-	return s.CreateAPIKeyFrom(ctx, APIKeyInput{Name: name, Scopes: []string{DefaultScopes.String()}}, creator)
-}
-
 // CreateAPIKeyFrom makes the key in asks for, for creator, and returns the
 // stored record and the key itself, which is shown once and never again.
 // Expiries are checked against the store's clock.

@@ -70,15 +70,6 @@ type keyRead struct {
 	cancelled bool
 }
 
-// KeyReads returns how many times this store has read a key's row to
-// authenticate a request: the database work that API keys cost, which
-// tests bound.
-func (s *Store) KeyReads() int64 {
-	s.keys.cache.mu.RLock()
-	defer s.keys.cache.mu.RUnlock()
-	return s.keys.cache.reads
-}
-
 // keyRow returns the row of the key with prefix, read at most KeyCacheTTL
 // ago; found is false when no key has it. A prefix that no live key has
 // (keyPrefixKnown) is answered without a read.

@@ -81,11 +81,6 @@ type SignInCounts struct {
 
 type signInCounters struct{ checks, throttled, busy atomic.Int64 }
 
-// SignInCounts returns the sign-in counts of this instance.
-func (s *Store) SignInCounts() SignInCounts {
-	return SignInCounts{s.signIns.counters.checks.Load(), s.signIns.counters.throttled.Load(), s.signIns.counters.busy.Load()}
-}
-
 // hashLimiter bounds the bcrypt work that runs at once. Each hash takes a
 // slot; a sign-in must first be admitted, and admission holds at most twice
 // as many sign-ins as there are slots (running or waiting for one), so a

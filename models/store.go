@@ -63,6 +63,18 @@ type Options struct {
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
+//
+// GORM or database/sql: a query goes through GORM (db, and transaction for
+// writes) unless its cost is paid per partner request or per row of a
+// large table. Those few paths use the pools themselves, with prepared
+// statements or multi-row text and the column lists of pets_read.go, and
+// retry on their own (retry): the partner API's pet reads and creates
+// (pets_read.go, pets_create.go, pets_statements.go), the idempotency
+// records that ride on the creates (idempotency.go), the name search's
+// key-range reads (search.go), the seed's bulk inserts (seed.go), the
+// status counts' sums and fold (statuscounts.go), and the migrations'
+// lock (migrate.go). Everything else (the console's reads and writes,
+// accounts, sessions, keys, the audit trail) is GORM's.
 type Store struct {
 	db *gorm.DB
 	// sqlDB is the primary pool: MySQL's, or SQLite's single writer.
@@ -467,14 +479,6 @@ func (l slowQueriesOnly) Trace(ctx context.Context, begin time.Time, fc func() (
 	}
 }
 
-// Driver returns the driver the store was opened with (DriverSQLite or
-// DriverMySQL). It is a test hook: tests use it to expect what differs by
-// engine; the program itself knows its driver from the configuration.
-func (s *Store) Driver() string { return s.driver }
-
-// SetClock replaces the store's clock; tests use it to pin times.
-func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { return now().UTC() } }
-
 // Ping checks that the database answers, for readiness probes.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.sqlDB.PingContext(ctx); err != nil {
@@ -494,9 +498,6 @@ func (s *Store) Close() error {
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()
 }
-
-// SQLDB exposes the primary pool: MySQL's, or SQLite's single writer.
-func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
 
 // Pools names the connection pools for their statistics: "petstore" is the
 // pool sized by DATABASE_MAX_OPEN_CONNS (MySQL's, or SQLite's readers) and,

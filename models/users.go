@@ -60,12 +60,6 @@ func ValidateUsername(raw string) (string, error) {
 	return name, nil
 }
 
-// CreateUser adds a staff account with a bcrypt-hashed password, as an
-// editor: the everyday role (CreateUserWithRole gives another).
-func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
-	return s.CreateUserWithRole(ctx, username, password, RoleEditor, actor)
-}
-
 // CreateUserWithRole adds a staff account with a bcrypt-hashed password
 // and the role. The names the system acts under (ReservedUsername) are
 // refused.
