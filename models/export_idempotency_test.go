@@ -14,15 +14,14 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 	batch := make([]*createRequest, len(creates))
 	now := s.now()
 	for i, np := range creates {
-		batch[i] = &createRequest{change: newPetChange(ChangeCreate, np, now, "together"), done: make(chan createResult, 1)}
+		batch[i] = &createRequest{change: newPetChange(ChangeCreate, np, now, "together")}
 		if claims[i] != nil {
 			batch[i].once = &onceCreate{claim: claims[i], respond: respond}
 		}
 	}
-	s.writeCreates(h, batch)
-	pets, errs := make([]Pet, len(batch)), make([]error, len(batch))
+	errs := s.writeCreates(h, batch)
+	pets := make([]Pet, len(batch))
 	for i, r := range batch {
-		errs[i] = (<-r.done).err
 		if errs[i] == nil {
 			pets[i] = r.change.After
 		}
@@ -32,4 +31,4 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 
 // WaitIdempotencyWork waits for the background work of idempotency keys
 // started so far (purges, releases retried).
-func (s *Store) WaitIdempotencyWork() { s.idem.bg.work.Wait() }
+func (s *Store) WaitIdempotencyWork() { s.idem.bg.Wait() }

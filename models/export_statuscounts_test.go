@@ -26,9 +26,7 @@ func (s *Store) SeedPetsUncompacted(ctx context.Context, n int) error {
 // WaitCountsCompaction waits for a background compaction of the status
 // counts under way.
 func (s *Store) WaitCountsCompaction() {
-	s.pets.counts.bg.mu.Lock()
-	defer s.pets.counts.bg.mu.Unlock()
-	s.pets.counts.bg.work.Wait()
+	s.pets.counts.bg.Wait()
 }
 
 // PauseCountsCompaction keeps the store from compacting the status counts

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"petstore/models/internal/background"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,8 +96,8 @@ type onceCreate struct {
 type idempotency struct {
 	mu       sync.Mutex // guards stmts
 	stmts    *idempotencyStatements
-	bg       background   // the purges
-	purgedAt atomic.Int64 // unix nanoseconds
+	bg       background.Runner // the purges
+	purgedAt atomic.Int64      // unix nanoseconds
 }
 
 // idempotencyStatements are prepared on the primary (SQLite's writer), but
@@ -127,7 +128,7 @@ func (s *Store) idempotencyStatements(ctx context.Context) (*idempotencyStatemen
 	if i.stmts != nil {
 		return i.stmts, nil
 	}
-	if i.bg.isClosed() {
+	if i.bg.Closed() {
 		return nil, s.dbErr("prepare idempotency statements", sql.ErrConnDone)
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -163,7 +164,7 @@ func (st *idempotencyStatements) close() {
 
 // close stops the background work, waits for it and closes the statements.
 func (i *idempotency) close() {
-	i.bg.close()
+	i.bg.Close()
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stmts != nil {
@@ -357,7 +358,7 @@ func (s *Store) ReleaseIdempotencyKey(c *IdempotencyClaim) {
 		return
 	}
 	deadline := time.Now().Add(idempotencyLease)
-	s.idem.bg.start(func(ctx context.Context) {
+	s.idem.bg.Start(func(ctx context.Context) {
 		t := time.NewTicker(idempotencyReleaseEvery)
 		defer t.Stop()
 		for time.Now().Before(deadline) {
@@ -424,7 +425,7 @@ func (s *Store) purgeIdempotencyKeysSometimes() {
 	if now-last < int64(idempotencyPurgeEvery) || !s.idem.purgedAt.CompareAndSwap(last, now) {
 		return
 	}
-	s.idem.bg.start(func(ctx context.Context) {
+	s.idem.bg.Start(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if _, err := s.PurgeIdempotencyKeys(ctx); err != nil {

@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"runtime"
-	"slices"
+	"petstore/models/internal/groupcommit"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -36,8 +34,8 @@ func (s *Store) createPet(ctx context.Context, np NewPet, actor string, once *on
 	if err != nil {
 		return Pet{}, err
 	}
-	r := &createRequest{change: newPetChange(ChangeCreate, np, s.now(), actor), done: make(chan createResult, 1), once: once}
-	if err := s.pets.queue.submit(ctx, r, func(batch []*createRequest) { s.writeCreates(h, batch) }); err != nil {
+	r := &createRequest{change: newPetChange(ChangeCreate, np, s.now(), actor), once: once}
+	if err := s.pets.queue.Submit(ctx, r, func(batch []*createRequest) []error { return s.writeCreates(h, batch) }); err != nil {
 		return Pet{}, s.dbErr("create pet", err)
 	}
 	return r.change.After, nil
@@ -52,124 +50,21 @@ const createTimeout = 15 * time.Second
 
 // createRequest is one pet waiting to be written.
 type createRequest struct {
-	change PetChange // its After.ID is set once written
-	done   chan createResult
+	change PetChange   // its After.ID is set once written
 	once   *onceCreate // its idempotency key's claim, if it has one (idempotency.go)
 }
 
-// createResult tells a waiting create that it was written (or why not), or
-// that it leads the batch given.
-type createResult struct {
-	err   error
-	batch []*createRequest // not nil: write this batch (it holds the receiver)
-}
-
-// createQueue is group commit without a goroutine of its own: a create
-// that arrives while fewer than maxLeaders batches are being written leads,
-// taking every create waiting at that moment (itself included) as its batch
-// and writing it in one transaction; those arriving meanwhile wait, and
-// when a leader is done the oldest of them leads the next batch, taken
-// likewise. Before taking a batch a leader yields the processor once
-// (runtime.Gosched), so that creates already on their way (their bodies
-// being read and checked by other goroutines) join it: under load that
-// took SQLite's batches from about 2 creates to 6 and the server's CPU per
-// create from 137-154 us to 102-112 (wrk, 16 connections, 2 cores), each
-// transaction's begin, commit and shared pages being paid by more
-// creates; a create alone waits for nothing. Batches are only ever taken
-// under the lock, so each create is in one batch and hears exactly one
-// thing (its result, or its batch to lead) besides, as a leader, its own
-// result. A leader writes one batch, so no client waits for more than its
-// own. SQLite has one writer, so one leader; MySQL commits several
-// transactions at once, so two.
-type createQueue struct {
-	mu         sync.Mutex
-	pending    []*createRequest
-	leaders    int
-	maxLeaders int // 0 means 1
-}
-
-// take removes and returns the next batch; q.mu is held.
-func (q *createQueue) take() []*createRequest {
-	n := min(len(q.pending), maxCreateBatch)
-	batch := q.pending[:n:n]
-	q.pending = q.pending[n:]
-	if len(q.pending) == 0 {
-		q.pending = nil
-	}
-	return batch
-}
-
-// submit queues r and returns once it is written. write writes a batch and
-// answers each of its requests on done.
-func (q *createQueue) submit(ctx context.Context, r *createRequest, write func([]*createRequest)) error {
-	q.mu.Lock()
-	q.pending = append(q.pending, r)
-	lead := q.leaders < max(1, q.maxLeaders)
-	if lead {
-		q.leaders++
-	}
-	q.mu.Unlock()
-	var batch []*createRequest
-	if lead {
-		runtime.Gosched()
-		q.mu.Lock()
-		if batch = q.take(); batch == nil {
-			batch = []*createRequest{} // another leader took r meanwhile
-		}
-		q.mu.Unlock()
-	}
-	for {
-		if batch != nil {
-			if len(batch) > 0 {
-				write(batch)
-			}
-			runtime.Gosched()
-			q.mu.Lock()
-			if len(q.pending) > 0 {
-				next := q.take()
-				next[0].done <- createResult{batch: next}
-			} else {
-				q.leaders--
-			}
-			q.mu.Unlock()
-			batch = nil
-		}
-		select {
-		case res := <-r.done:
-			if res.batch == nil {
-				return res.err
-			}
-			batch = res.batch
-		case <-ctx.Done():
-			// Not yet in a batch: leave the queue, not written (ctx's
-			// error says so to createPet). In one (being written by
-			// another, or handed to this one to lead): see it through and
-			// return its result, so that the caller knows whether it
-			// committed although its client is gone or out of time; a
-			// batch's transaction does not use ctx (writeCreates).
-			q.mu.Lock()
-			i := slices.Index(q.pending, r)
-			if i >= 0 {
-				q.pending = slices.Delete(q.pending, i, i+1)
-			}
-			q.mu.Unlock()
-			if i >= 0 {
-				return ctx.Err()
-			}
-			res := <-r.done
-			if res.batch == nil {
-				return res.err
-			}
-			batch = res.batch
-		}
-	}
-}
+// createQueue is the creates' group commit: a batch of creates that
+// arrive together is written in one transaction. SQLite has one writer,
+// so one batch is written at a time; MySQL commits several transactions
+// at once, so two (maxCreateLeaders).
+type createQueue = groupcommit.Queue[*createRequest]
 
 // writeCreates writes a batch in one transaction, retried as a whole on a
 // deadlock or lock wait. If a statement fails for another reason while the
 // database still answers, each create is tried alone, so that one bad
 // create fails only itself.
-func (s *Store) writeCreates(h *petStatements, batch []*createRequest) {
+func (s *Store) writeCreates(h *petStatements, batch []*createRequest) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
 	defer cancel()
 	insert := func(batch []*createRequest) error {
@@ -180,15 +75,15 @@ func (s *Store) writeCreates(h *petStatements, batch []*createRequest) {
 	}
 	err := retry(ctx, func() error { return insert(batch) })
 	s.noteDeltas(1) // about one row of status counts per batch: most batches hold one status
-	if err != nil && len(batch) > 1 && ctx.Err() == nil && !isConnErr(err) {
-		for _, r := range batch {
-			r.done <- createResult{err: retry(ctx, func() error { return insert([]*createRequest{r}) })}
+	errs := make([]error, len(batch))
+	for i, r := range batch {
+		if err != nil && len(batch) > 1 && ctx.Err() == nil && !isConnErr(err) {
+			errs[i] = retry(ctx, func() error { return insert([]*createRequest{r}) })
+			continue
 		}
-		return
+		errs[i] = err
 	}
-	for _, r := range batch {
-		r.done <- createResult{err: err}
-	}
+	return errs
 }
 
 // insertCreates writes the batch on SQLite's writer in one transaction:

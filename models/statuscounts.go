@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"petstore/models/internal/background"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -303,7 +304,7 @@ type countsCompaction struct {
 	startedAt atomic.Int64 // unix nanoseconds
 	written   atomic.Int64 // rows of deltas this instance wrote since
 	running   atomic.Bool
-	bg        background
+	bg        background.Runner
 }
 
 // noteDeltas records that rows rows of deltas were written, and compacts
@@ -328,7 +329,7 @@ func (s *Store) compactCountsSometimes(many bool) {
 	}
 	c.startedAt.Store(now)
 	c.written.Store(0)
-	started := c.bg.start(func(ctx context.Context) {
+	started := c.bg.Start(func(ctx context.Context) {
 		defer c.running.Store(false)
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

@@ -141,7 +141,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{pets: petState{queue: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}}, db: db,
+	return &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
 		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}, nil
@@ -493,7 +493,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.idem.close()
-	s.pets.counts.bg.close()
+	s.pets.counts.bg.Close()
 	s.closePetStatements()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()
