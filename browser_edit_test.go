@@ -68,7 +68,7 @@ func (j *journey) retype(scope, label, text string) {
 // stored reads a pet with its version.
 func (j *journey) stored(id int64) models.Pet {
 	j.t.Helper()
-	p, err := j.store.GetPetForEdit(context.Background(), id)
+	p, err := j.store.GetPet(context.Background(), id)
 	if err != nil {
 		j.t.Fatal(err)
 	}

@@ -189,12 +189,6 @@ func (in APIKeyInput) Validate(now time.Time) (NewAPIKey, error) {
 	return nk, v.err()
 }
 
-// CreateAPIKey makes a key named name with the default scopes and no
-// expiry; see CreateAPIKeyFrom.
-func (s *Store) CreateAPIKey(ctx context.Context, name, creator string) (APIKey, string, error) {
-	return s.CreateAPIKeyFrom(ctx, APIKeyInput{Name: name, Scopes: []string{DefaultScopes.String()}}, creator)
-}
-
 // CreateAPIKeyFrom makes the key in asks for, for creator, and returns the
 // stored record and the key itself, which is shown once and never again.
 // Expiries are checked against the store's clock.
@@ -291,7 +285,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id int64, actor string) (APIKe
 	}
 	// After the commit: a check that reads the row from now on sees the
 	// revocation, and one that read it before caches nothing.
-	s.keys.forget(k.Prefix)
+	s.keys.cache.forget(k.Prefix)
 	return k, nil
 }
 
@@ -393,5 +387,5 @@ func (s *Store) noteKeyTime(ctx context.Context, k *APIKey, t keyTime, now time.
 	// either way, nothing to write for a minute.
 	at := now
 	*last = &at
-	s.keys.setTime(k.Prefix, t, at)
+	s.keys.cache.setTime(k.Prefix, t, at)
 }

@@ -7,25 +7,23 @@ import "context"
 // when it is not nil, and returns each one's pet and error: tests of the
 // batch path cannot rely on concurrent creates landing in one batch.
 func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims []*IdempotencyClaim, respond func(Pet) StoredResponse) ([]Pet, []error) {
-	h, err := s.hot(ctx)
+	h, err := s.petStatements(ctx)
 	if err != nil {
 		panic(err)
 	}
 	batch := make([]*createRequest, len(creates))
 	now := s.now()
 	for i, np := range creates {
-		batch[i] = &createRequest{pet: Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now},
-			actor: "together", detail: createdDetail(np), done: make(chan createResult, 1)}
+		batch[i] = &createRequest{change: newPetChange(ChangeCreate, np, now, "together")}
 		if claims[i] != nil {
 			batch[i].once = &onceCreate{claim: claims[i], respond: respond}
 		}
 	}
-	s.writeCreates(h, batch)
-	pets, errs := make([]Pet, len(batch)), make([]error, len(batch))
+	errs := s.writeCreates(h, batch)
+	pets := make([]Pet, len(batch))
 	for i, r := range batch {
-		errs[i] = (<-r.done).err
 		if errs[i] == nil {
-			pets[i] = r.pet
+			pets[i] = r.change.After
 		}
 	}
 	return pets, errs
@@ -33,4 +31,4 @@ func (s *Store) CreatePetsTogether(ctx context.Context, creates []NewPet, claims
 
 // WaitIdempotencyWork waits for the background work of idempotency keys
 // started so far (purges, releases retried).
-func (s *Store) WaitIdempotencyWork() { s.idem.bg.work.Wait() }
+func (s *Store) WaitIdempotencyWork() { s.idem.bg.Wait() }

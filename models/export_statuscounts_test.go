@@ -26,17 +26,15 @@ func (s *Store) SeedPetsUncompacted(ctx context.Context, n int) error {
 // WaitCountsCompaction waits for a background compaction of the status
 // counts under way.
 func (s *Store) WaitCountsCompaction() {
-	s.counts.bg.mu.Lock()
-	defer s.counts.bg.mu.Unlock()
-	s.counts.bg.work.Wait()
+	s.pets.counts.bg.Wait()
 }
 
 // PauseCountsCompaction keeps the store from compacting the status counts
 // in the background until resume is called, for benchmarks of the reads
 // of rows not compacted yet.
 func (s *Store) PauseCountsCompaction() (resume func()) {
-	for !s.counts.running.CompareAndSwap(false, true) {
+	for !s.pets.counts.running.CompareAndSwap(false, true) {
 		s.WaitCountsCompaction()
 	}
-	return func() { s.counts.running.Store(false) }
+	return func() { s.pets.counts.running.Store(false) }
 }

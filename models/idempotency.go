@@ -9,7 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
+	"petstore/models/internal/background"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,7 +23,7 @@ import (
 // idempotency_keys, scoped to the calling API key. Its pet is then written
 // with the row made done (the answer's status, body and Location) in the
 // same transaction, whether the create goes through the group commit
-// alone or with others (hotpath.go): either both are stored or neither, so
+// alone or with others (pets_create.go): either both are stored or neither, so
 // a create whose answer was lost is replayed, never made twice. A create
 // that fails gives the key back (ReleaseIdempotencyKey): only answers that
 // were committed are remembered, never a 5xx, so a retry after a 503 can
@@ -96,8 +96,8 @@ type onceCreate struct {
 type idempotency struct {
 	mu       sync.Mutex // guards stmts
 	stmts    *idempotencyStatements
-	bg       background   // the purges
-	purgedAt atomic.Int64 // unix nanoseconds
+	bg       background.Runner // the purges
+	purgedAt atomic.Int64      // unix nanoseconds
 }
 
 // idempotencyStatements are prepared on the primary (SQLite's writer), but
@@ -128,7 +128,7 @@ func (s *Store) idempotencyStatements(ctx context.Context) (*idempotencyStatemen
 	if i.stmts != nil {
 		return i.stmts, nil
 	}
-	if i.bg.isClosed() {
+	if i.bg.Closed() {
 		return nil, s.dbErr("prepare idempotency statements", sql.ErrConnDone)
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -164,7 +164,7 @@ func (st *idempotencyStatements) close() {
 
 // close stops the background work, waits for it and closes the statements.
 func (i *idempotency) close() {
-	i.bg.close()
+	i.bg.Close()
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.stmts != nil {
@@ -284,7 +284,7 @@ var errClaimLost = &Error{Code: CodeIdempotencyKeyInUse, RetryAfter: time.Second
 // finishOnceSQLite makes r's claim done in tx, the transaction that
 // stores its pet (SQLite's insertCreates).
 func (s *Store) finishOnceSQLite(ctx context.Context, tx *sql.Tx, r *createRequest) error {
-	c, a := r.once.claim, r.once.respond(r.pet)
+	c, a := r.once.claim, r.once.respond(r.change.After)
 	res, err := tx.StmtContext(ctx, c.stmts.finish).ExecContext(ctx, a.Status, a.Body, a.Location, c.apiKeyID, c.keyHash, c.owner)
 	if err != nil {
 		return err
@@ -295,68 +295,54 @@ func (s *Store) finishOnceSQLite(ctx context.Context, tx *sql.Tx, r *createReque
 	return nil
 }
 
-// endCreatesSQL ends the text of a MySQL batch (createsSQL) and returns
-// how many statements it wrote: COMMIT, when no create of the batch has an
-// idempotency key. Otherwise one UPDATE per claim, which changes its row
-// only if the claim still holds it (and locks it), and no COMMIT:
-// commitOnceMySQL checks what they changed, stores the answers and commits.
-func endCreatesSQL(q *strings.Builder, arg func(...any), batch []*createRequest) int {
-	n := 0
+// endCreatesSQL ends a MySQL batch's text (createsSQL) and returns the
+// numbers of the statements that check its claims: none, and a COMMIT,
+// when no create of the batch has an idempotency key. Otherwise one UPDATE
+// per claim, which changes its row only if the claim still holds it (and
+// locks it), and no COMMIT: commitOnceMySQL checks what they changed,
+// stores the answers and commits.
+func endCreatesSQL(b *batchSQL, batch []*createRequest) []int {
+	var claims []int
 	for _, r := range batch {
 		if r.once != nil {
-			q.WriteString("; UPDATE idempotency_keys SET owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL")
-			arg(r.once.claim.apiKeyID, r.once.claim.keyHash, r.once.claim.owner)
-			n++
+			c := r.once.claim
+			claims = append(claims, b.statement("UPDATE idempotency_keys SET owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL",
+				c.apiKeyID, c.keyHash, c.owner))
 		}
 	}
-	if n == 0 {
-		q.WriteString("; COMMIT")
-		return 1
+	if len(claims) == 0 {
+		b.statement("COMMIT")
 	}
-	return n
+	return claims
 }
 
 // commitOnceMySQL finishes a batch sent by insertCreatesMySQL when it
-// holds creates with idempotency keys: res is its result, whose last
-// statements are the claims' UPDATEs (endCreatesSQL). If each changed its
-// row, a second round trip stores the answers and commits; otherwise the
-// error is returned and the caller rolls back. A batch without keys was
-// committed already.
-func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*createRequest) error {
-	claims := 0
-	for _, r := range batch {
-		if r.once != nil {
-			claims++
-		}
-	}
-	if claims == 0 {
+// holds creates with idempotency keys: res is its result, and claims the
+// numbers of its claims' UPDATEs (endCreatesSQL), in the order of the
+// batch's keyed creates. If each changed its row, a second round trip
+// stores the answers and commits; otherwise the error is returned and the
+// caller rolls back. A batch without keys was committed already.
+func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*createRequest, claims []int) error {
+	if len(claims) == 0 {
 		return nil
 	}
 	affected := res.(mysql.Result).AllRowsAffected()
-	k := len(affected) - claims
-	for _, r := range batch {
-		if r.once == nil {
-			continue
-		}
-		if k < 0 || affected[k] != 1 {
+	for _, k := range claims {
+		if k >= len(affected) || affected[k] != 1 {
 			return errClaimLost
 		}
-		k++
 	}
-	var q strings.Builder
-	var args []driver.NamedValue
+	b := newBatchSQL(256 * len(claims))
 	for _, r := range batch {
 		if r.once == nil {
 			continue
 		}
-		c, a := r.once.claim, r.once.respond(r.pet)
-		q.WriteString("UPDATE idempotency_keys SET status = ?, body = ?, location = ? WHERE api_key_id = ? AND key_hash = ?; ")
-		for _, v := range []any{int64(a.Status), a.Body, a.Location, c.apiKeyID, c.keyHash} {
-			args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: v})
-		}
+		c, a := r.once.claim, r.once.respond(r.change.After)
+		b.statement("UPDATE idempotency_keys SET status = ?, body = ?, location = ? WHERE api_key_id = ? AND key_hash = ?",
+			int64(a.Status), a.Body, a.Location, c.apiKeyID, c.keyHash)
 	}
-	q.WriteString("COMMIT")
-	if _, err := dc.(driver.ExecerContext).ExecContext(ctx, q.String(), args); err != nil {
+	b.statement("COMMIT")
+	if _, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args); err != nil {
 		return fmt.Errorf("store idempotent answers: %w", err)
 	}
 	return nil
@@ -372,7 +358,7 @@ func (s *Store) ReleaseIdempotencyKey(c *IdempotencyClaim) {
 		return
 	}
 	deadline := time.Now().Add(idempotencyLease)
-	s.idem.bg.start(func(ctx context.Context) {
+	s.idem.bg.Start(func(ctx context.Context) {
 		t := time.NewTicker(idempotencyReleaseEvery)
 		defer t.Stop()
 		for time.Now().Before(deadline) {
@@ -439,7 +425,7 @@ func (s *Store) purgeIdempotencyKeysSometimes() {
 	if now-last < int64(idempotencyPurgeEvery) || !s.idem.purgedAt.CompareAndSwap(last, now) {
 		return
 	}
-	s.idem.bg.start(func(ctx context.Context) {
+	s.idem.bg.Start(func(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if _, err := s.PurgeIdempotencyKeys(ctx); err != nil {

@@ -9,6 +9,16 @@ import (
 	"gorm.io/gorm"
 )
 
+// keyState is what authenticating API keys keeps in this process.
+type keyState struct {
+	// cache holds the api_keys rows read in the last KeyCacheTTL, by
+	// prefix.
+	cache keyCache
+	// prefixes are the live keys' prefixes (keyprefixes.go): a key whose
+	// prefix none has is refused without a read.
+	prefixes keyPrefixes
+}
+
 // KeyCacheTTL is how long a key's row (hash, revocation, expiry, scopes),
 // once read, is used to check the keys sent under its prefix without
 // reading it again. A key revoked on another instance is refused here at
@@ -60,20 +70,11 @@ type keyRead struct {
 	cancelled bool
 }
 
-// KeyReads returns how many times this store has read a key's row to
-// authenticate a request: the database work that API keys cost, which
-// tests bound.
-func (s *Store) KeyReads() int64 {
-	s.keys.mu.RLock()
-	defer s.keys.mu.RUnlock()
-	return s.keys.reads
-}
-
 // keyRow returns the row of the key with prefix, read at most KeyCacheTTL
 // ago; found is false when no key has it. A prefix that no live key has
 // (keyPrefixKnown) is answered without a read.
 func (s *Store) keyRow(ctx context.Context, prefix string) (k APIKey, found bool, err error) {
-	c := &s.keys
+	c := &s.keys.cache
 	c.mu.RLock()
 	e, ok := c.m[prefix]
 	c.mu.RUnlock()
@@ -125,7 +126,7 @@ func (c *keyCache) startRead(prefix string) (r *keyRead, mine bool) {
 // readKeyRow runs r, the read of prefix's row, caches what it found and
 // lets the requests waiting for it go on.
 func (s *Store) readKeyRow(ctx context.Context, prefix string, r *keyRead) {
-	c := &s.keys
+	c := &s.keys.cache
 	c.mu.RLock()
 	gen := c.revocations
 	c.mu.RUnlock()

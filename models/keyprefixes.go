@@ -36,7 +36,7 @@ type keyPrefixes struct {
 // set, read at most prefixRefreshEvery ago, does not hold it. A failed
 // refresh answers true, so the key's own read reports the outage.
 func (s *Store) keyPrefixKnown(ctx context.Context, prefix string) bool {
-	p := &s.prefixes
+	p := &s.keys.prefixes
 	p.mu.Lock()
 	for {
 		if _, ok := p.set[prefix]; ok {
@@ -90,7 +90,7 @@ func (s *Store) keyPrefixKnown(ctx context.Context, prefix string) bool {
 // addKeyPrefix notes a key this instance has just created, so that it works
 // here at once.
 func (s *Store) addKeyPrefix(prefix string) {
-	p := &s.prefixes
+	p := &s.keys.prefixes
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.set != nil {

@@ -34,7 +34,7 @@ func newPet(tb testing.TB, s *models.Store, name string, status models.Status) m
 
 func getForEdit(tb testing.TB, s *models.Store, id int64) models.Pet {
 	tb.Helper()
-	p, err := s.GetPetForEdit(context.Background(), id)
+	p, err := s.GetPet(context.Background(), id)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,10 +9,18 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
+
+// petState is what the pets keep in this process.
+type petState struct {
+	// queue batches concurrent creates into shared transactions
+	// (pets_create.go).
+	queue createQueue
+	// stmts are the prepared statements (pets_statements.go).
+	stmts petStatements
+	// counts compacts the status counts (statuscounts.go).
+	counts countsCompaction
+}
 
 // Status is a pet's availability: one of StatusAvailable, StatusPending, StatusSold.
 type Status string
@@ -62,9 +69,8 @@ type Pet struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	// Version counts the pet's writes: 1 when created, one more with each
-	// change (petedits.go), so that an edit can be saved only over the
-	// version it was made from. The partner API's reads and creates
-	// (hotpath.go) leave it 0: they neither show nor need it.
+	// change (pets_update.go), so that an edit can be saved only over the
+	// version it was made from. The partner API neither shows nor needs it.
 	Version int64
 }
 
@@ -187,42 +193,4 @@ func parseCategoryID(s string) (int64, string) {
 		return 0, "Category ID must be a positive whole number, such as 1 or 42."
 	}
 	return id, ""
-}
-
-// UpdatePetStatus changes a pet's status and records who did it and when;
-// the pet's version goes up by one, and the status counts follow in the
-// same transaction. Setting the status it already has changes nothing.
-func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
-	if _, ok := ParseStatus(string(status)); !ok {
-		return Pet{}, fieldError(FieldStatus, StatusMessage)
-	}
-	var p Pet
-	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&p).Error; err != nil {
-			return err
-		}
-		if p.Status == status {
-			return nil
-		}
-		now := s.now()
-		old := p.Status
-		if err := tx.Model(&Pet{}).Where("id = ?", id).
-			Updates(map[string]any{"status": status, "updated_at": now, "version": gorm.Expr("version + 1")}).Error; err != nil {
-			return err
-		}
-		if err := writeStatusMove(tx, old, status); err != nil {
-			return err
-		}
-		p.Status, p.UpdatedAt, p.Version = status, now, p.Version+1
-		return tx.Create(&AuditEvent{At: now, Actor: actor, Action: ActionPetStatusChanged, TargetType: TargetPet,
-			TargetID: id, Detail: fmt.Sprintf("%s -> %s", old, status)}).Error
-	})
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Pet{}, notFound("pet", id)
-	}
-	if err != nil {
-		return Pet{}, s.dbErr("update pet status", err)
-	}
-	s.noteDeltas(2)
-	return p, nil
 }

@@ -15,8 +15,8 @@ package models
 //
 // How it is served: pet_name_words holds one row (word, pet_id) per
 // distinct word of each name, words cut to maxWordKey bytes, keyed by
-// (word, pet_id), and kept in step by indexPetName, which every write of a
-// name goes through. A search word is a key range there (planSearch). One
+// (word, pet_id), and kept in step by the pets' one write path: every
+// change of a name implies its words' rows (impliedRows.add). A search word is a key range there (planSearch). One
 // word drives: a rare one if any (fewer than rareCount entries); else one
 // that starts many indexed words but has fewer than rangeCount entries,
 // read whole and sorted (exact, and bounded by that count); else one that
@@ -188,41 +188,6 @@ func searchTerms(q string) []string {
 		}
 	}
 	return terms
-}
-
-// execer runs a statement: a *sql.DB, a *sql.Tx, or a GORM transaction's
-// connection (tx.Statement.ConnPool).
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// indexPetName keeps pet_name_words in step with a pet's name: every write
-// of a name (a new pet, a renamed pet, seeding) goes through it, in the
-// transaction that writes the name. oldName is "" for a new pet. Keys are
-// bound as []byte: they are compared byte by byte on both engines (BLOB,
-// VARBINARY).
-func indexPetName(ctx context.Context, ex execer, petID int64, oldName, newName string) error {
-	oldKeys, newKeys := nameKeys(oldName), nameKeys(newName)
-	for _, k := range oldKeys {
-		if !slices.Contains(newKeys, k) {
-			if _, err := ex.ExecContext(ctx, "DELETE FROM pet_name_words WHERE word = ? AND pet_id = ?", []byte(k), petID); err != nil {
-				return fmt.Errorf("unindex pet name: %w", err)
-			}
-		}
-	}
-	var args []any
-	for _, k := range newKeys {
-		if !slices.Contains(oldKeys, k) {
-			args = append(args, []byte(k), petID)
-		}
-	}
-	if len(args) == 0 {
-		return nil
-	}
-	if _, err := ex.ExecContext(ctx, insertWordsSQL("INSERT", len(args)/2), args...); err != nil {
-		return fmt.Errorf("index pet name: %w", err)
-	}
-	return nil
 }
 
 // insertWordsSQL is a multi-row insert of n (word, pet_id) rows; verb is
@@ -719,10 +684,10 @@ func (s *Store) petsByID(ctx context.Context, ids []int64) ([]Pet, error) {
 			args[i] = ids[i]
 		}
 	}
-	query := "SELECT id, name, category_id, status, created_at, updated_at, version FROM pets WHERE id IN (?" + strings.Repeat(",?", size-1) + ") ORDER BY id"
+	query := "SELECT " + petColumns + " FROM pets WHERE id IN (?" + strings.Repeat(",?", size-1) + ") ORDER BY id"
 	err := s.queryRows(ctx, query, args, func(rows *sql.Rows) error {
 		var p Pet
-		if err := rows.Scan(&p.ID, &p.Name, &p.CategoryID, &p.Status, &p.CreatedAt, &p.UpdatedAt, &p.Version); err != nil {
+		if err := scanPet(rows, &p); err != nil {
 			return err
 		}
 		pets = append(pets, p)

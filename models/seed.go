@@ -147,9 +147,10 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 	return nil
 }
 
-// seedTx adds example pets from..from+k-1 in one transaction, with their
-// words in the name search index and their status counts, and returns the
-// lowest and highest ids they were given.
+// seedTx adds example pets from..from+k-1 in one transaction, with the
+// rows their changes imply (impliedRows: search words and status counts;
+// a seed is audited once, by SeedPets), and returns the lowest and highest
+// ids they were given.
 func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err error) {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
@@ -157,43 +158,64 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 	}
 	defer tx.Rollback()
 	exec := preparedExec(ctx, tx)
-	first, last, words, err := s.insertSeedPets(exec, from, k)
+	changes := make([]PetChange, k)
+	now := s.now()
+	for i := range changes {
+		changes[i] = newPetChange(ChangeSeed, seedPet(from+i), now, "")
+	}
+	ids, err := s.insertSeedPets(exec, changes)
 	if err != nil {
 		return 0, 0, err
 	}
-	// The index rows in key order: each word's entries then go in at the
-	// end of its range instead of all over the index.
-	slices.SortFunc(words, func(a, b petWord) int {
-		if c := strings.Compare(a.word, b.word); c != 0 {
+	var rows impliedRows
+	for i, ch := range changes {
+		if err := rows.add(i, ch); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := s.writeImpliedBulk(exec, &rows, ids); err != nil {
+		return 0, 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, err
+	}
+	return ids[0], ids[len(ids)-1], nil
+}
+
+// writeImpliedBulk writes rows through exec in multi-row statements of
+// seedRows rows, ids[i] being the id of change number i: the sink of a
+// seed's thousands of new pets, which have no words to delete and no audit
+// events of their own. The index rows go in key order: each word's entries
+// then go in at the end of its range instead of all over the index.
+func (s *Store) writeImpliedBulk(exec execFunc, rows *impliedRows, ids []int64) error {
+	if len(rows.unwords) > 0 || len(rows.audit) > 0 {
+		return fmt.Errorf("seed pets: %d words to delete, %d audit events", len(rows.unwords), len(rows.audit))
+	}
+	words := rows.words
+	slices.SortFunc(words, func(a, b wordRow) int {
+		if c := strings.Compare(a.key, b.key); c != 0 {
 			return c
 		}
-		return cmpInt64(a.petID, b.petID)
+		return cmpInt64(ids[a.pet], ids[b.pet])
 	})
 	per := seedRows(s.driver)
 	for len(words) > 0 {
 		n := min(per, len(words))
 		args := make([]any, 0, 2*n)
 		for _, w := range words[:n] {
-			args = append(args, []byte(w.word), w.petID)
+			args = append(args, []byte(w.key), ids[w.pet])
 		}
 		if _, err := exec(insertWordsSQL("INSERT", n), args); err != nil {
-			return 0, 0, err
+			return err
 		}
 		words = words[n:]
 	}
-	var counts statusDeltas
-	for i := from; i < from+k; i++ {
-		counts.add(seedStatus(i), 1)
-	}
-	if q, args := counts.sql(); q != "" {
+	if q, args := rows.counts.sql(); q != "" {
 		if _, err := exec(q, args); err != nil {
-			return 0, 0, fmt.Errorf("count pets by status: %w", err)
+			return fmt.Errorf("count pets by status: %w", err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, err
-	}
-	return first, last, nil
+	return nil
 }
 
 // execFunc runs one statement of a transaction.
@@ -215,52 +237,39 @@ func preparedExec(ctx context.Context, tx *sql.Tx) execFunc {
 	}
 }
 
-// insertSeedPets inserts example pets from..from+k-1, many a statement, and
-// returns the lowest and highest ids they were given and their index rows.
-func (s *Store) insertSeedPets(exec execFunc, from, k int) (first, last int64, words []petWord, err error) {
-	now := s.now()
-	for done := 0; done < k; {
-		rows := min(seedRows(s.driver), k-done)
+// insertSeedPets inserts the pets of changes, many a statement, sets
+// their IDs and returns them in order.
+func (s *Store) insertSeedPets(exec execFunc, changes []PetChange) ([]int64, error) {
+	ids := make([]int64, 0, len(changes))
+	for done := 0; done < len(changes); {
+		rows := min(seedRows(s.driver), len(changes)-done)
 		args := make([]any, 0, rows*5)
 		if s.driver != DriverMySQL {
-			args = append(args, now)
+			args = append(args, changes[done].After.CreatedAt)
 		}
-		names := make([]string, 0, rows)
-		for i := from + done; i < from+done+rows; i++ {
-			p := seedPet(i)
+		for _, ch := range changes[done : done+rows] {
+			p := &ch.After
 			args = append(args, p.Name, p.CategoryID, string(p.Status))
 			if s.driver == DriverMySQL {
-				args = append(args, now, now)
+				args = append(args, p.CreatedAt, p.UpdatedAt)
 			}
-			names = append(names, p.Name)
 		}
 		r, err := exec(s.insertPetsSQL(rows), args)
 		if err != nil {
-			return 0, 0, nil, err
+			return nil, err
 		}
 		id, err := r.LastInsertId()
 		if err != nil {
-			return 0, 0, nil, err
+			return nil, err
 		}
-		lo, hi := s.insertedIDs(id, rows)
-		if first == 0 {
-			first = lo
-		}
-		last = max(last, hi)
-		for j, name := range names {
-			for _, key := range nameKeys(name) {
-				words = append(words, petWord{key, lo + int64(j)})
-			}
+		lo, _ := s.insertedIDs(id, rows)
+		for j := range rows {
+			changes[done+j].After.ID = lo + int64(j)
+			ids = append(ids, lo+int64(j))
 		}
 		done += rows
 	}
-	return first, last, words, nil
-}
-
-// petWord is one row of the name search index.
-type petWord struct {
-	word  string
-	petID int64
+	return ids, nil
 }
 
 // insertedIDs returns the ids a multi-row INSERT of rows rows gave, from
@@ -282,7 +291,7 @@ func (s *Store) insertedIDs(reported int64, rows int) (int64, int64) {
 func (s *Store) insertPetsSQL(rows int) string {
 	var b strings.Builder
 	if s.driver == DriverMySQL {
-		b.WriteString("INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES ")
+		b.WriteString("INSERT INTO pets (" + petInsertColumns + ") VALUES ")
 		for i := range rows {
 			if i > 0 {
 				b.WriteByte(',')
@@ -291,7 +300,7 @@ func (s *Store) insertPetsSQL(rows int) string {
 		}
 		return b.String()
 	}
-	b.WriteString("INSERT INTO pets (name, category_id, status, created_at, updated_at) SELECT column1, column2, column3, ?1, ?1 FROM (VALUES ")
+	b.WriteString("INSERT INTO pets (" + petInsertColumns + ") SELECT column1, column2, column3, ?1, ?1 FROM (VALUES ")
 	for i := range rows {
 		if i > 0 {
 			b.WriteByte(',')

@@ -141,18 +141,6 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 	return s.dbErr("delete session", err)
 }
 
-// DeleteUserSessions ends every session of an account at once, and
-// returns how many there were.
-func (s *Store) DeleteUserSessions(ctx context.Context, userID int64) (int64, error) {
-	var n int64
-	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		res := tx.Where("user_id = ?", userID).Delete(&sessionRow{})
-		n = res.RowsAffected
-		return res.Error
-	})
-	return n, s.dbErr("delete user sessions", err)
-}
-
 // ListUserSessions returns the account's sessions that have not expired,
 // the most recently seen first (UpdatedAt, which the console writes at most
 // once a minute per session). The data stays behind.

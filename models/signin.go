@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,21 @@ const (
 // account: what was typed (perhaps a password) is not recorded.
 const unknownAccount = "(unknown account)"
 
+// signInState is what staff sign-ins keep in this process.
+type signInState struct {
+	// hashing bounds the bcrypt work (see Options.PasswordHashers).
+	hashing *hashLimiter
+	// counters count password checks, throttled and busy sign-ins.
+	counters signInCounters
+	// limitsCleanedAt is when this instance last deleted idle sign-in
+	// limits (unix nanoseconds).
+	limitsCleanedAt atomic.Int64
+	// dummy is the hash a missing account's sign-in is compared with
+	// (dummyHash), made once.
+	dummyOnce sync.Once
+	dummy     []byte
+}
+
 // SignInCounts are this instance's counts since it started.
 type SignInCounts struct {
 	// PasswordChecks is how many passwords bcrypt compared.
@@ -64,11 +80,6 @@ type SignInCounts struct {
 }
 
 type signInCounters struct{ checks, throttled, busy atomic.Int64 }
-
-// SignInCounts returns the sign-in counts of this instance.
-func (s *Store) SignInCounts() SignInCounts {
-	return SignInCounts{s.signIns.checks.Load(), s.signIns.throttled.Load(), s.signIns.busy.Load()}
-}
 
 // hashLimiter bounds the bcrypt work that runs at once. Each hash takes a
 // slot; a sign-in must first be admitted, and admission holds at most twice
@@ -131,11 +142,11 @@ func errSignInBusy() error {
 // capacity is in use (CodeUnavailable) or a limit refuses (CodeRateLimited);
 // both errors carry RetryAfter.
 func (s *Store) Login(ctx context.Context, username, password, clientIP string) (User, error) {
-	if !s.hashing.tryAdmit() {
-		s.signIns.busy.Add(1)
+	if !s.signIns.hashing.tryAdmit() {
+		s.signIns.counters.busy.Add(1)
 		return User{}, errSignInBusy()
 	}
-	defer s.hashing.leave()
+	defer s.signIns.hashing.leave()
 	u, err := s.checkWithinLimits(ctx, username, password, clientIP, "sign-in")
 	if err != nil {
 		return User{}, err
@@ -195,12 +206,12 @@ func (s *Store) checkWithinLimits(ctx context.Context, username, password, clien
 	if err := s.reserve(ctx, limits); err != nil {
 		return User{}, err
 	}
-	if err := s.hashing.acquire(ctx); err != nil {
+	if err := s.signIns.hashing.acquire(ctx); err != nil {
 		s.refund(ctx, limits)
 		return User{}, err
 	}
 	u, err := s.CheckPassword(ctx, username, password)
-	s.hashing.release()
+	s.signIns.hashing.release()
 	switch {
 	case err == nil:
 		if err := s.refund(ctx, limits); err != nil {
@@ -419,7 +430,7 @@ func (s *Store) reserve(ctx context.Context, limits []signInLimit) error {
 	}
 	s.cleanLimits(ctx)
 	if wait > 0 {
-		s.signIns.throttled.Add(1)
+		s.signIns.counters.throttled.Add(1)
 		return throttled(wait)
 	}
 	return nil
@@ -461,8 +472,8 @@ const limitsIdle = 24 * time.Hour
 // an hour later.
 func (s *Store) cleanLimits(ctx context.Context) {
 	now := s.now()
-	last := s.limitsCleanedAt.Load()
-	if now.UnixNano()-last < int64(time.Hour) || !s.limitsCleanedAt.CompareAndSwap(last, now.UnixNano()) {
+	last := s.signIns.limitsCleanedAt.Load()
+	if now.UnixNano()-last < int64(time.Hour) || !s.signIns.limitsCleanedAt.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
 	err := retry(ctx, func() error {

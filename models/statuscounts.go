@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"petstore/models/internal/background"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -109,16 +110,6 @@ func (d *statusDeltas) sql() (string, []any) {
 	args := make([]any, 0, 2*len(d))
 	d.appendSQL(&q, func(vs ...any) { args = append(args, vs...) })
 	return q.String(), args
-}
-
-// writeStatusMove counts one pet moved from one status to another, in the
-// transaction tx.
-func writeStatusMove(tx *gorm.DB, from, to Status) error {
-	var d statusDeltas
-	if err := d.move(from, to); err != nil {
-		return err
-	}
-	return writeStatusDeltas(tx, d)
 }
 
 // writeStatusDeltas inserts d in the transaction tx (nothing when no
@@ -313,13 +304,13 @@ type countsCompaction struct {
 	startedAt atomic.Int64 // unix nanoseconds
 	written   atomic.Int64 // rows of deltas this instance wrote since
 	running   atomic.Bool
-	bg        background
+	bg        background.Runner
 }
 
 // noteDeltas records that rows rows of deltas were written, and compacts
 // in the background when it is time (compactCountsSometimes).
 func (s *Store) noteDeltas(rows int) {
-	s.compactCountsSometimes(s.counts.written.Add(int64(rows)) >= countsCompactRows)
+	s.compactCountsSometimes(s.pets.counts.written.Add(int64(rows)) >= countsCompactRows)
 }
 
 // compactCountsSometimes compacts the deltas in the background when this
@@ -328,7 +319,7 @@ func (s *Store) noteDeltas(rows int) {
 // instance. The writes and reads of the deltas call it, so an instance
 // that neither writes nor reads them does no work.
 func (s *Store) compactCountsSometimes(many bool) {
-	c := &s.counts
+	c := &s.pets.counts
 	now := s.now().UnixNano()
 	if !many && now-c.startedAt.Load() < int64(countsCompactEvery) {
 		return
@@ -338,7 +329,7 @@ func (s *Store) compactCountsSometimes(many bool) {
 	}
 	c.startedAt.Store(now)
 	c.written.Store(0)
-	started := c.bg.start(func(ctx context.Context) {
+	started := c.bg.Start(func(ctx context.Context) {
 		defer c.running.Store(false)
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()

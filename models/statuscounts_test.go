@@ -343,7 +343,7 @@ func changeStatus(ctx context.Context, s *models.Store, id int64, st models.Stat
 		_, err := s.UpdatePetStatus(ctx, id, st, "test")
 		return err
 	}
-	p, err := s.GetPetForEdit(ctx, id)
+	p, err := s.GetPet(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -65,6 +63,18 @@ type Options struct {
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
+//
+// GORM or database/sql: a query goes through GORM (db, and transaction for
+// writes) unless its cost is paid per partner request or per row of a
+// large table. Those few paths use the pools themselves, with prepared
+// statements or multi-row text and the column lists of pets_read.go, and
+// retry on their own (retry): the partner API's pet reads and creates
+// (pets_read.go, pets_create.go, pets_statements.go), the idempotency
+// records that ride on the creates (idempotency.go), the name search's
+// key-range reads (search.go), the seed's bulk inserts (seed.go), the
+// status counts' sums and fold (statuscounts.go), and the migrations'
+// lock (migrate.go). Everything else (the console's reads and writes,
+// accounts, sessions, keys, the audit trail) is GORM's.
 type Store struct {
 	db *gorm.DB
 	// sqlDB is the primary pool: MySQL's, or SQLite's single writer.
@@ -84,27 +94,15 @@ type Store struct {
 	migrateCfg *mysql.Config
 	// replicas are the read replicas' pools, closed with the store.
 	replicas []*sql.DB
-	// prefixes are the live API keys' prefixes, for Authenticate.
-	prefixes  keyPrefixes
-	dummyOnce sync.Once
-	dummy     []byte
-	// hashing bounds the bcrypt work (see Options.PasswordHashers).
-	hashing *hashLimiter
-	// signIns counts password checks, throttled and busy sign-ins.
-	signIns signInCounters
-	// limitsCleanedAt is when this instance last deleted idle sign-in
-	// limits (unix nanoseconds).
-	limitsCleanedAt atomic.Int64
-	// keys holds the api_keys rows read in the last KeyCacheTTL, by prefix (keycache.go).
-	keys keyCache
-	// creates batches concurrent pet creates into shared transactions.
-	creates createQueue
-	// stmts are the partner API's prepared statements (hotpath.go).
-	stmts hotStatements
-	// idem holds what idempotency keys need (idempotency.go).
-	idem idempotency
-	// counts compacts the pets' status counts (statuscounts.go).
-	counts countsCompaction
+	// What each resource keeps in this process, beside its rows: the
+	// pets' create queue, prepared statements and counts' compaction
+	// (pets.go), the API keys' cache and known prefixes (keycache.go),
+	// the sign-ins' hashing limit and counters (signin.go), the
+	// idempotency keys' statements and purges (idempotency.go).
+	pets    petState
+	keys    keyState
+	signIns signInState
+	idem    idempotency
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -143,10 +141,10 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{creates: createQueue{maxLeaders: maxCreateLeaders(o.Driver)}, db: db,
+	return &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, hashing: newHashLimiter(o.PasswordHashers)}, nil
+		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}, nil
 }
 
 // pools are the database/sql pools a Store runs on, while Open builds them.
@@ -263,7 +261,7 @@ func (p *pools) openGORM(o Options, log *slog.Logger) (*gorm.DB, error) {
 		// (TestLastAdminConcurrentRequests, pool of 20, 1 run in 3 under
 		// -race; goroutine dump: lruStore.Get under PreparedStmtDB.prepare).
 		// The API's hot path prepares its fixed statements itself
-		// (hotpath.go); other queries are prepared by the driver per call
+		// (pets_statements.go); other queries are prepared by the driver per call
 		// on the connection that runs them (modernc keeps SQLite's per
 		// connection), which needs no shared lock.
 		Logger: slowQueriesOnly{logger.NewSlogLogger(log, logger.Config{
@@ -481,14 +479,6 @@ func (l slowQueriesOnly) Trace(ctx context.Context, begin time.Time, fc func() (
 	}
 }
 
-// Driver returns the driver the store was opened with (DriverSQLite or
-// DriverMySQL). It is a test hook: tests use it to expect what differs by
-// engine; the program itself knows its driver from the configuration.
-func (s *Store) Driver() string { return s.driver }
-
-// SetClock replaces the store's clock; tests use it to pin times.
-func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { return now().UTC() } }
-
 // Ping checks that the database answers, for readiness probes.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.sqlDB.PingContext(ctx); err != nil {
@@ -503,14 +493,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.idem.close()
-	s.counts.bg.close()
-	s.closeHot()
+	s.pets.counts.bg.Close()
+	s.closePetStatements()
 	p := pools{primary: s.sqlDB, read: s.readDB, create: s.createDB, replicas: s.replicas}
 	return p.close()
 }
-
-// SQLDB exposes the primary pool: MySQL's, or SQLite's single writer.
-func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
 
 // Pools names the connection pools for their statistics: "petstore" is the
 // pool sized by DATABASE_MAX_OPEN_CONNS (MySQL's, or SQLite's readers) and,

@@ -60,12 +60,6 @@ func ValidateUsername(raw string) (string, error) {
 	return name, nil
 }
 
-// CreateUser adds a staff account with a bcrypt-hashed password, as an
-// editor: the everyday role (CreateUserWithRole gives another).
-func (s *Store) CreateUser(ctx context.Context, username, password, actor string) (User, error) {
-	return s.CreateUserWithRole(ctx, username, password, RoleEditor, actor)
-}
-
 // CreateUserWithRole adds a staff account with a bcrypt-hashed password
 // and the role. The names the system acts under (ReservedUsername) are
 // refused.
@@ -98,11 +92,11 @@ func (s *Store) newUser(ctx context.Context, username, password string) (User, e
 	if err := ValidatePassword(password, username); err != nil {
 		return User{}, err
 	}
-	if err := s.hashing.acquire(ctx); err != nil {
+	if err := s.signIns.hashing.acquire(ctx); err != nil {
 		return User{}, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
-	s.hashing.release()
+	s.signIns.hashing.release()
 	if err != nil {
 		return User{}, internal("hash password", err)
 	}
@@ -158,7 +152,7 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 	if u.ID == 0 {
 		hash = s.dummyHash()
 	}
-	s.signIns.checks.Add(1)
+	s.signIns.counters.checks.Add(1)
 	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || u.ID == 0 {
 		return User{}, &Error{Code: CodeUnauthorized, Message: "Wrong username or password."}
 	}
@@ -174,10 +168,10 @@ func (s *Store) CheckPassword(ctx context.Context, username, password string) (U
 // the answer takes as long as for a wrong password. It is made at the
 // store's cost, once.
 func (s *Store) dummyHash() []byte {
-	s.dummyOnce.Do(func() {
-		s.dummy, _ = bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), s.passwordCost)
+	s.signIns.dummyOnce.Do(func() {
+		s.signIns.dummy, _ = bcrypt.GenerateFromPassword([]byte("petstore-no-such-user"), s.passwordCost)
 	})
-	return s.dummy
+	return s.signIns.dummy
 }
 
 // ErrAccountDisabled is the answer to the right password of a disabled account.
@@ -310,11 +304,11 @@ func (s *Store) ResetPassword(ctx context.Context, id int64, actor string) (User
 		return User{}, "", err
 	}
 	password := oneTimePassword(u.Username)
-	if err := s.hashing.acquire(ctx); err != nil {
+	if err := s.signIns.hashing.acquire(ctx); err != nil {
 		return User{}, "", err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.passwordCost)
-	s.hashing.release()
+	s.signIns.hashing.release()
 	if err != nil {
 		return User{}, "", internal("hash password", err)
 	}

@@ -31,7 +31,7 @@ func (ui *Web) findPet(c *gin.Context) (models.Pet, error) {
 	if !ok {
 		return models.Pet{}, noSuchPet
 	}
-	p, err := ui.store.GetPetForEdit(c.Request.Context(), id)
+	p, err := ui.store.GetPet(c.Request.Context(), id)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return models.Pet{}, noSuchPet
 	}

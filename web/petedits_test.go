@@ -18,7 +18,7 @@ import (
 // stored reads a pet as the store has it, with its version.
 func (e *env) stored(t *testing.T, id int64) models.Pet {
 	t.Helper()
-	p, err := e.store.GetPetForEdit(context.Background(), id)
+	p, err := e.store.GetPet(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

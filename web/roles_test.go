@@ -263,7 +263,7 @@ func TestRolesByRoute(t *testing.T) {
 			visitors[r] = visitor{u, b, tok}
 		}
 		cases := routeCases(pet.ID, key.ID, bob.ID, func() string {
-			p, err := e.store.GetPetForEdit(ctx, pet.ID)
+			p, err := e.store.GetPet(ctx, pet.ID)
 			if err != nil {
 				t.Error(err)
 			}

@@ -1,0 +1,168 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A pet has one write path. Every write of a pet (a create from the API or
+// the console, an edit, a status change alone or in bulk, a seed) is a
+// PetChange, and impliedRows.add, the one function below, derives every
+// row the change implies besides the pet's own: its search words, the
+// status counts' deltas and its audit event. The writers differ only in how
+// a batch reaches the database:
+//
+//   - SQLite's creates: prepared statements on the single writer
+//     (pets_create.go, writeImpliedPrepared);
+//   - MySQL's creates: one multi-statement text per batch (pets_create.go,
+//     batchSQL), where a new pet's id is an SQL variable;
+//   - edits and status changes on either engine: a transaction
+//     (pets_update.go, writeImplied);
+//   - seeding: multi-row statements of thousands of rows (seed.go).
+//
+// A new derived row is added in impliedRows and written by each of those
+// four sinks; no writer derives anything itself.
+
+// ChangeKind is what a PetChange does, which decides its audit event.
+type ChangeKind int
+
+// The kinds of change.
+const (
+	// ChangeCreate adds a pet (Before is nil).
+	ChangeCreate ChangeKind = iota
+	// ChangeEdit saves the console's edit form: any field.
+	ChangeEdit
+	// ChangeStatus sets the status alone, of one pet or many at once.
+	ChangeStatus
+	// ChangeSeed adds an example pet; a seed is audited once as a whole,
+	// not per pet.
+	ChangeSeed
+)
+
+// PetChange is one write of a pet: the pet before it (nil for a new pet),
+// the pet after it, and who made it (an audit actor).
+type PetChange struct {
+	Kind   ChangeKind
+	Before *Pet
+	After  Pet
+	Actor  string
+}
+
+// changed reports whether the change writes anything: a new pet always
+// does; an update only when a field differs.
+func (ch PetChange) changed() bool {
+	b := ch.Before
+	return b == nil || b.Name != ch.After.Name || b.CategoryID != ch.After.CategoryID || b.Status != ch.After.Status
+}
+
+// wordRow is one row of the name search index; pet is the index of its
+// change in the batch, whose id the sink knows (or, for MySQL's creates,
+// names in SQL).
+type wordRow struct {
+	key string
+	pet int
+}
+
+// auditRow is the audit event of the change at index pet of the batch,
+// whose TargetID the sink fills in.
+type auditRow struct {
+	event AuditEvent
+	pet   int
+}
+
+// impliedRows are the rows a batch of changes implies beyond the pets' own
+// rows.
+type impliedRows struct {
+	unwords []wordRow // index rows to delete: words a renamed pet lost
+	words   []wordRow // index rows to insert
+	counts  statusDeltas
+	audit   []auditRow
+}
+
+// add derives the rows the change ch implies, ch being the batch's change
+// number i. It is the one place that knows them.
+func (r *impliedRows) add(i int, ch PetChange) error {
+	b, a := ch.Before, &ch.After
+	oldName := ""
+	if b != nil {
+		oldName = b.Name
+	}
+	if oldName != a.Name {
+		oldKeys, newKeys := nameKeys(oldName), nameKeys(a.Name)
+		for _, k := range oldKeys {
+			if !slices.Contains(newKeys, k) {
+				r.unwords = append(r.unwords, wordRow{k, i})
+			}
+		}
+		for _, k := range newKeys {
+			if !slices.Contains(oldKeys, k) {
+				r.words = append(r.words, wordRow{k, i})
+			}
+		}
+	}
+	switch {
+	case b == nil:
+		if !r.counts.add(a.Status, 1) {
+			return fmt.Errorf("count a new pet: status %q", a.Status)
+		}
+	case b.Status != a.Status:
+		if err := r.counts.move(b.Status, a.Status); err != nil {
+			return err
+		}
+	}
+	if ev, ok := ch.auditEvent(); ok {
+		r.audit = append(r.audit, auditRow{ev, i})
+	}
+	return nil
+}
+
+// auditEvent is the change's audit event, its TargetID left to the sink;
+// false for a change audited otherwise (a seed, once as a whole).
+func (ch PetChange) auditEvent() (AuditEvent, bool) {
+	ev := AuditEvent{At: ch.After.UpdatedAt, Actor: ch.Actor, ActorKind: ActorKindOf(ch.Actor), TargetType: TargetPet}
+	switch ch.Kind {
+	case ChangeCreate:
+		ev.At, ev.Action, ev.Detail = ch.After.CreatedAt, ActionPetCreated, createdDetail(ch.After)
+	case ChangeEdit:
+		ev.Action, ev.Detail = ActionPetEdited, editDetail(*ch.Before, ch.After)
+	case ChangeStatus:
+		ev.Action, ev.Detail = ActionPetStatusChanged, string(ch.Before.Status)+" -> "+string(ch.After.Status)
+	default:
+		return AuditEvent{}, false
+	}
+	return ev, true
+}
+
+// createdDetail is a created pet's audit detail, name=%q categoryId=%d
+// status=%s without fmt (once per create).
+func createdDetail(p Pet) string {
+	b := make([]byte, 0, 48+len(p.Name))
+	b = strconv.AppendQuote(append(b, "name="...), p.Name)
+	b = strconv.AppendInt(append(b, " categoryId="...), p.CategoryID, 10)
+	return string(append(append(b, " status="...), p.Status...))
+}
+
+// editDetail is the audit detail of an edit: each changed field, before
+// and after, such as `name "Rex" -> "Max"; status available -> sold`.
+func editDetail(p, np Pet) string {
+	var parts []string
+	if p.Name != np.Name {
+		parts = append(parts, "name "+strconv.Quote(p.Name)+" -> "+strconv.Quote(np.Name))
+	}
+	if p.CategoryID != np.CategoryID {
+		parts = append(parts, fmt.Sprintf("categoryId %d -> %d", p.CategoryID, np.CategoryID))
+	}
+	if p.Status != np.Status {
+		parts = append(parts, fmt.Sprintf("status %s -> %s", p.Status, np.Status))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// newPetChange is the change that creates np, at now, by actor.
+func newPetChange(kind ChangeKind, np NewPet, now time.Time, actor string) PetChange {
+	return PetChange{Kind: kind, Actor: actor,
+		After: Pet{Name: np.Name, CategoryID: np.CategoryID, Status: np.Status, CreatedAt: now, UpdatedAt: now, Version: 1}}
+}

@@ -1,0 +1,128 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// The pets' prepared statements. The partner API's three pet operations
+// (a page, one pet, a create) run on every partner request, so they step
+// below GORM's builder: each is one statement prepared once per pool on the
+// *sql.DB that GORM holds (database/sql then keeps it prepared on each
+// connection it runs on), with an explicit column list (petColumns),
+// scanned without reflection. The set is fixed (three reads per pool, and
+// SQLite's writer four inserts), so the server's count of prepared
+// statements stays bounded.
+
+// petReads are the prepared reads of the pets table on one pool.
+type petReads struct {
+	list       *sql.Stmt // a page in id order
+	listStatus *sql.Stmt // a page of one status in id order
+	get        *sql.Stmt // one pet, all columns
+}
+
+// petStatements are the prepared statements of the hot path, made on first
+// use (and on the next use again if that failed: a database that is down
+// when the first request comes must not leave the API failing until a
+// restart).
+type petStatements struct {
+	mu    sync.Mutex
+	ready atomic.Bool
+	// primary reads from the primary (SQLite's readers, or MySQL's pool);
+	// replicas from each read replica (DATABASE_REPLICA_URLS).
+	primary  petReads
+	replicas []petReads
+	// insertPet, insertAudit and insertWord write a created pet, its audit
+	// event and its search words on SQLite's writer, and insertCount a
+	// batch's count of pets of one status (statuscounts.go); MySQL has none
+	// of them (its creates go as one multi-statement text,
+	// insertCreatesMySQL).
+	insertPet   *sql.Stmt
+	insertAudit *sql.Stmt
+	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
+	insertCount *sql.Stmt
+}
+
+// hot returns the prepared statements, preparing them on first use; a
+// failed preparation is undone, so the next use tries again.
+func (s *Store) petStatements(ctx context.Context) (*petStatements, error) {
+	h := &s.pets.stmts
+	if h.ready.Load() {
+		return h, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.ready.Load() {
+		if err := s.preparePetStatements(ctx); err != nil {
+			s.closePetStatements()
+			return nil, s.dbErr("prepare statements", err)
+		}
+		h.ready.Store(true)
+	}
+	return h, nil
+}
+
+func (s *Store) preparePetStatements(ctx context.Context) (err error) {
+	h := &s.pets.stmts
+	// Preparing must not depend on the request that happens to come first.
+	ctx = context.WithoutCancel(ctx)
+	prep := func(db *sql.DB, query string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var st *sql.Stmt
+		st, err = db.PrepareContext(ctx, query)
+		return st
+	}
+	const cols = "SELECT " + petListColumns + " FROM "
+	byStatus := "pets"
+	if s.driver == DriverMySQL {
+		byStatus = petsByStatus // see ListPets
+	}
+	reads := func(db *sql.DB) petReads {
+		return petReads{
+			list:       prep(db, cols+"pets WHERE id > ? ORDER BY id LIMIT ?"),
+			listStatus: prep(db, cols+byStatus+" WHERE status = ? AND id > ? ORDER BY id LIMIT ?"),
+			get:        prep(db, "SELECT "+petColumns+" FROM pets WHERE id = ?"),
+		}
+	}
+	h.primary = reads(s.readDB)
+	for _, r := range s.replicas {
+		h.replicas = append(h.replicas, reads(r))
+	}
+	if s.createDB == nil { // SQLite's creates (insertCreates); MySQL's send text (insertCreatesMySQL)
+		h.insertPet = prep(s.sqlDB, createPetSQL)
+		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, actor_kind, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
+		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
+		h.insertCount = prep(s.sqlDB, insertDeltasSQL+"(?, ?)")
+	}
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	return nil
+}
+
+// closePetStatements closes the prepared statements and forgets them.
+func (s *Store) closePetStatements() {
+	h := &s.pets.stmts
+	defer func() {
+		h.ready.Store(false)
+		h.primary, h.replicas = petReads{}, nil
+		h.insertPet, h.insertAudit, h.insertWord, h.insertCount = nil, nil, nil, nil
+	}()
+	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord, h.insertCount} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	for _, r := range h.replicas {
+		for _, st := range []*sql.Stmt{r.list, r.listStatus, r.get} {
+			if st != nil {
+				st.Close()
+			}
+		}
+	}
+}

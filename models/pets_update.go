@@ -1,0 +1,219 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Changes to existing pets: the console's edit (EditPet), a status change
+// of several pets at once (ChangePetsStatus) and of one (UpdatePetStatus,
+// a bulk change of one). Each is optimistic: a pet is written only by an
+// UPDATE ... WHERE id = ? AND version = ?, which also adds one to the
+// version. The database decides between concurrent saves of one version:
+// exactly one matches, the others find a newer version and write nothing.
+// There is no lock held between showing a form and saving it.
+
+// errStale says a pet no longer has the version an edit was made from.
+var errStale = errors.New("the pet changed since the version edited")
+
+// EditPet saves np, a validated edit of pet id made from its version
+// version. The pet is written only if it still has that version; it then
+// has the next one, and the rows the change implies (impliedRows) are
+// written in the same transaction. An edit that changes nothing writes
+// nothing.
+//
+// If the pet changed since version, nothing is written: the error has
+// CodeConflict and a message naming who changed what (from the pet's
+// latest audit event), and the Pet returned is the pet as it now stands,
+// so the console can show both values and save again over its version.
+func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor string) (Pet, error) {
+	var p Pet
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", id).Take(&p).Error; err != nil {
+			return err
+		}
+		if p.Version != version {
+			return errStale
+		}
+		after := p
+		after.Name, after.CategoryID, after.Status = np.Name, np.CategoryID, np.Status
+		ch := PetChange{Kind: ChangeEdit, Before: &p, After: after, Actor: actor}
+		if !ch.changed() {
+			return nil
+		}
+		written, err := s.writeUpdates(tx, []PetChange{ch})
+		if err != nil {
+			return err
+		}
+		if len(written) == 0 {
+			return errStale
+		}
+		p = written[0]
+		return nil
+	})
+	switch {
+	case errors.Is(err, gorm.ErrRecordNotFound):
+		return Pet{}, notFound("pet", id)
+	case errors.Is(err, errStale):
+		return s.editConflict(ctx, id)
+	case err != nil:
+		return Pet{}, s.dbErr("edit pet", err)
+	}
+	return p, nil
+}
+
+// UpdatePetStatus changes a pet's status whatever its version, and records
+// who did it and when: a bulk change of one. Setting the status it already
+// has changes nothing.
+func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
+	res, err := s.changeStatus(ctx, StatusChange{Pets: []PetVersion{{ID: id}}, Status: status}, actor, true)
+	switch {
+	case err != nil:
+		return Pet{}, err
+	case len(res.Changed) == 1:
+		return res.Changed[0], nil
+	case len(res.Already) == 1:
+		return res.Already[0], nil
+	}
+	return Pet{}, notFound("pet", id)
+}
+
+// ChangePetsStatus sets the status of the pets of ch, in one transaction:
+// each is written only if it still has the version given, and each change
+// gets its audit event and counts as a single status change does.
+func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor string) (StatusChangeResult, error) {
+	return s.changeStatus(ctx, ch, actor, false)
+}
+
+// changeStatus is ChangePetsStatus; with anyVersion the pets are locked
+// when read and written whatever version they have (UpdatePetStatus).
+func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string, anyVersion bool) (StatusChangeResult, error) {
+	if _, ok := ParseStatus(string(sc.Status)); !ok {
+		return StatusChangeResult{}, fieldError(FieldStatus, StatusMessage)
+	}
+	ids := make([]int64, len(sc.Pets))
+	for i, pv := range sc.Pets {
+		ids[i] = pv.ID
+	}
+	var res StatusChangeResult
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res = StatusChangeResult{} // a retried transaction starts over
+		read := tx
+		if anyVersion {
+			read = tx.Clauses(clause.Locking{Strength: "UPDATE"})
+		}
+		var pets []Pet
+		if err := read.Where("id IN ?", ids).Order("id").Find(&pets).Error; err != nil {
+			return err
+		}
+		var changes []PetChange
+		for _, pv := range sc.Pets {
+			i := slices.IndexFunc(pets, func(p Pet) bool { return p.ID == pv.ID })
+			switch {
+			case i < 0:
+				res.Missing = append(res.Missing, pv.ID)
+			case pets[i].Status == sc.Status:
+				res.Already = append(res.Already, pets[i])
+			case !anyVersion && pets[i].Version != pv.Version:
+				res.Stale = append(res.Stale, pets[i])
+			default:
+				after := pets[i]
+				after.Status = sc.Status
+				changes = append(changes, PetChange{Kind: ChangeStatus, Before: &pets[i], After: after, Actor: actor})
+			}
+		}
+		written, err := s.writeUpdates(tx, changes)
+		if err != nil {
+			return err
+		}
+		res.Changed = written
+		for _, ch := range changes {
+			if !slices.ContainsFunc(written, func(p Pet) bool { return p.ID == ch.Before.ID }) {
+				res.Stale = append(res.Stale, *ch.Before)
+			}
+		}
+		slices.SortFunc(res.Stale, func(a, b Pet) int { return cmpInt64(a.ID, b.ID) })
+		return nil
+	})
+	if err != nil {
+		return StatusChangeResult{}, s.dbErr("change pets' status", err)
+	}
+	return res, nil
+}
+
+// writeUpdates writes each change to an existing pet within tx, if the pet
+// still has the version it was read at (ch.Before.Version), and the rows
+// the changes written imply. It returns the pets written, as they now
+// stand, in the order of changes.
+func (s *Store) writeUpdates(tx *gorm.DB, changes []PetChange) ([]Pet, error) {
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	now := s.now()
+	var (
+		rows    impliedRows
+		written []Pet
+		ids     []int64
+	)
+	for _, ch := range changes {
+		b, a := ch.Before, &ch.After
+		res := tx.Exec("UPDATE pets SET name = ?, category_id = ?, status = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?",
+			a.Name, a.CategoryID, string(a.Status), now, b.ID, b.Version)
+		if res.Error != nil {
+			return nil, res.Error
+		}
+		if res.RowsAffected != 1 {
+			continue
+		}
+		a.ID, a.UpdatedAt, a.Version = b.ID, now, b.Version+1
+		if err := rows.add(len(written), ch); err != nil {
+			return nil, err
+		}
+		written = append(written, *a)
+		ids = append(ids, b.ID)
+	}
+	if err := writeImplied(tx, &rows, ids); err != nil {
+		return nil, err
+	}
+	s.noteDeltas(rows.counts.rows())
+	return written, nil
+}
+
+// writeImplied writes rows within tx, ids[i] being the id of the batch's
+// change number i: the sink of changes to existing pets, on either engine.
+func writeImplied(tx *gorm.DB, rows *impliedRows, ids []int64) error {
+	// The words' keys are bound as []byte through the connection itself:
+	// GORM's builder would expand them as lists.
+	ctx, conn := tx.Statement.Context, tx.Statement.ConnPool
+	for _, w := range rows.unwords {
+		if _, err := conn.ExecContext(ctx, "DELETE FROM pet_name_words WHERE word = ? AND pet_id = ?", []byte(w.key), ids[w.pet]); err != nil {
+			return fmt.Errorf("unindex pet name: %w", err)
+		}
+	}
+	if len(rows.words) > 0 {
+		args := make([]any, 0, 2*len(rows.words))
+		for _, w := range rows.words {
+			args = append(args, []byte(w.key), ids[w.pet])
+		}
+		if _, err := conn.ExecContext(ctx, insertWordsSQL("INSERT", len(rows.words)), args...); err != nil {
+			return fmt.Errorf("index pet name: %w", err)
+		}
+	}
+	if err := writeStatusDeltas(tx, rows.counts); err != nil {
+		return err
+	}
+	if len(rows.audit) == 0 {
+		return nil
+	}
+	events := make([]AuditEvent, len(rows.audit))
+	for i, a := range rows.audit {
+		events[i] = a.event
+		events[i].TargetID = ids[a.pet]
+	}
+	return tx.Create(&events).Error
+}
