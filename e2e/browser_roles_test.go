@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser journeys of the staff roles and "Your sessions"
 // (item 5): a viewer who sees no add form and is refused a post made
@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -189,7 +190,7 @@ func TestBrowserViewerIsReadOnly(t *testing.T) {
 // admin cannot lower their own role.
 func TestBrowserAdminChangesRole(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		j := newJourney(t, driver)
 		j.addPets(models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable})
 		bob := j.addMember("bob", models.RoleEditor)
