@@ -398,7 +398,7 @@ func TestServe(t *testing.T) {
 		key := testkit.BootstrapKey.FindStringSubmatch(out)
 		curl := testkit.BootstrapCurl.FindStringSubmatch(out)
 		if testkit.BootstrapConsole.FindStringSubmatch(out) == nil {
-			t.Errorf("the bootstrap block lacks the testkit.Console URL:\n%s", out)
+			t.Errorf("the bootstrap block lacks the console URL:\n%s", out)
 		}
 		if acct == nil || key == nil || curl == nil {
 			t.Fatalf("the bootstrap block lacks the account, the key or the curl line:\n%s", out)

@@ -243,7 +243,7 @@ func TestOutage(t *testing.T) {
 			t.Errorf("round %d: console during the outage: %s (Content-Type %q), want an HTML 503 page", round, r, r.Header.Get("Content-Type"))
 		}
 		if m := stackTrace.Find(r.Body); m != nil {
-			t.Errorf("round %d: the testkit.Console's error page shows %q:\n%s", round, m, r.Body)
+			t.Errorf("round %d: the console's error page shows %q:\n%s", round, m, r.Body)
 		}
 		if p.Exited() {
 			t.Fatalf("the server exited (%d) during the outage", p.Code)

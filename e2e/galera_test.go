@@ -637,7 +637,7 @@ func (g *galeraSite) checkLoad(t *testing.T, load *galeraLoad, phases []killPhas
 			t.Errorf("%s %s: %s, want 201/200, or 503 (409 for a create whose key is held)", r.instance, kind, r.failure)
 		}
 	}
-	t.Logf("answers by testkit.Instance, kind and status: %v", byStatus)
+	t.Logf("answers by instance, kind and status: %v", byStatus)
 	for _, p := range []*testkit.Instance{g.a, g.b} {
 		t.Logf("causes of failed requests logged by %s: %v", p.Name, failureCauses(p.Stderr.String()))
 	}
@@ -844,7 +844,7 @@ func testGaleraIDGaps(t *testing.T, g *galeraSite) {
 		}
 	})
 
-	t.Run("Location names the created pet, readable through the other testkit.Instance", func(t *testing.T) {
+	t.Run("Location names the created pet, readable through the other instance", func(t *testing.T) {
 		for _, pair := range [][2]*testkit.Instance{{g.a, g.b}, {g.b, g.a}} {
 			on, other := testkit.NewAPIClient(pair[0].Base, g.boot.Key), testkit.NewAPIClient(pair[1].Base, g.boot.Key)
 			for i := range 5 {
@@ -875,7 +875,7 @@ func testGaleraIDGaps(t *testing.T, g *galeraSite) {
 			target = older
 		}
 		if want := newestFirst[:len(seen)]; len(seen) != 200 || !slices.Equal(seen, want) {
-			t.Errorf("the testkit.Console's first 10 pages list %d pets (first difference at %d), want the 200 newest ids in order", len(seen), firstDifference(seen, want))
+			t.Errorf("the console's first 10 pages list %d pets (first difference at %d), want the 200 newest ids in order", len(seen), firstDifference(seen, want))
 		}
 		// From an id that names no pet (a gap), older then newer.
 		var gap int64
@@ -888,11 +888,11 @@ func testGaleraIDGaps(t *testing.T, g *galeraSite) {
 		below := slices.IndexFunc(newestFirst, func(id int64) bool { return id < gap })
 		got, newer, _ := consolePage(t, staff, "/admin/pets?before="+strconv.FormatInt(gap, 10))
 		if want := newestFirst[below : below+20]; !slices.Equal(got, want) {
-			t.Errorf("the testkit.Console's page before %d (no such pet): %v, want %v", gap, got, want)
+			t.Errorf("the console's page before %d (no such pet): %v, want %v", gap, got, want)
 		}
 		got, _, _ = consolePage(t, staff, newer)
 		if want := newestFirst[below-20 : below]; !slices.Equal(got, want) {
-			t.Errorf("the testkit.Console's newer page from there: %v, want %v", got, want)
+			t.Errorf("the console's newer page from there: %v, want %v", got, want)
 		}
 	})
 }

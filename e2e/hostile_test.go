@@ -255,10 +255,10 @@ func TestHostileQueries(t *testing.T) {
 		{"60 KiB digits as pet id", "/v1/pets/" + strings.Repeat("9", 60<<10), 400, models.CodeInvalidRequest},
 		{"60 KiB path", "/v1/" + long, 404, models.CodeNotFound},
 		{"60 KiB static path", "/static/" + long, 404, ""},
-		{"60 KiB testkit.Console path", "/admin/" + long, 404, ""},
+		{"60 KiB console path", "/admin/" + long, 404, ""},
 		{"1 MiB query", "/v1/pets?status=" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
 		{"1 MiB path", "/v1/pets/" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
-		{"1 MiB testkit.Console query", "/admin/pets?q=" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
+		{"1 MiB console query", "/admin/pets?q=" + huge, http.StatusRequestHeaderFieldsTooLarge, ""},
 	}
 	forEachSite(t, func(t *testing.T, s *site) {
 		for _, tt := range tests {

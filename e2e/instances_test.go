@@ -60,19 +60,19 @@ func TestTwoInstances(t *testing.T) {
 		boot = testkit.BootstrapOf(t, b.Stdout.String())
 	}
 
-	t.Run("a testkit.Console session works on both", func(t *testing.T) {
+	t.Run("a console session works on both", func(t *testing.T) {
 		staff := testkit.SignedIn(t, a.Base, boot.Username, boot.Password)
 		if r := staff.Get("/admin/pets"); r.Status != http.StatusOK {
-			t.Fatalf("A's testkit.Console after signing in on A: %s", r)
+			t.Fatalf("A's console after signing in on A: %s", r)
 		}
 		// Only the cookie travels: a plain client, no jar, no redirects.
 		plain := testkit.NewHTTPClient(15 * time.Second)
 		r := testkit.Send(plain, http.MethodGet, b.Base, "/admin/pets", http.Header{"Cookie": {staff.Cookie(t)}}, "")
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `data-testid="sign-out"`) {
-			t.Errorf("B's testkit.Console with A's session cookie: %s, want the pets page, signed in", r)
+			t.Errorf("B's console with A's session cookie: %s, want the pets page, signed in", r)
 		}
 		if r := testkit.Send(plain, http.MethodGet, b.Base, "/admin/pets", nil, ""); r.Status != http.StatusSeeOther {
-			t.Errorf("B's testkit.Console without a cookie: %s, want 303 to sign in", r)
+			t.Errorf("B's console without a cookie: %s, want 303 to sign in", r)
 		}
 	})
 

@@ -18,7 +18,7 @@ import (
 // /admin) or an unauthenticated caller (under /v1); a route under neither
 // prefix must be listed here.
 var routePublic = map[string]string{
-	"GET /":                "redirects to the testkit.Console",
+	"GET /":                "redirects to the console",
 	"GET /static/*file":    "CSS, JavaScript and icons",
 	"HEAD /static/*file":   "CSS, JavaScript and icons",
 	"GET /healthz":         "liveness probe",

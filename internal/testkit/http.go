@@ -94,7 +94,7 @@ func NewAPIClient(base, key string) *APIClient {
 	return &APIClient{Base: base, Key: key, HTTP: NewHTTPClient(15 * time.Second)}
 }
 
-// Do sends one request (see send), with the key unless header sets
+// Do sends one request (see Send), with the key unless header sets
 // Authorization itself.
 func (a *APIClient) Do(method, target string, header http.Header, body string) Reply {
 	h := http.Header{}
@@ -179,7 +179,7 @@ func NewConsole(base string) *Console {
 	return &Console{Base: base, HTTP: c}
 }
 
-// Do sends one request (see send) with the session's cookie.
+// Do sends one request (see Send) with the session's cookie.
 func (c *Console) Do(method, target string, header http.Header, body string) Reply {
 	return Send(c.HTTP, method, c.Base, target, header, body)
 }

@@ -89,7 +89,7 @@ func (f logFile) String() string {
 }
 
 // Instance is one running petstore: `petstore serve` in this process
-// (serveInProcess) or the built binary as a child process (startBinary).
+// (StartInProcess) or the built binary as a child process (StartBinary).
 // Whatever it is, it is ended when the test ends, and its output is logged
 // if the test failed.
 type Instance struct {
@@ -104,7 +104,7 @@ type Instance struct {
 	Base           string        // http://addr, once listening
 	terminate      func()        // asks it to stop, as SIGTERM does
 	kill           func()        // ends it now
-	stopLimit      time.Duration // how long stop waits for the exit
+	stopLimit      time.Duration // how long Stop waits for the exit
 }
 
 // ListeningPattern finds the address in serve's listening line, in the text
@@ -231,7 +231,7 @@ func StartBinary(tb testing.TB, name string, vars map[string]string, args ...str
 	return launchBinary(tb, name, vars, "", args)
 }
 
-// StartBinaryLogging is startBinary with stdout and stderr written straight
+// StartBinaryLogging is StartBinary with stdout and stderr written straight
 // to the file logPath: a server under load would otherwise copy its request
 // log through the test process, whose CPU time the load benchmark measures.
 // The child is also killed if the test process dies, so that no server
