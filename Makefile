@@ -91,7 +91,7 @@ bench: deps
 		tail -n 1 testdata/bench.txt | grep -q '^ok'
 	$(MAKE) loadbench
 
-# loadbench is the HTTP load benchmark (TestLoadBench in loadbench_test.go):
+# loadbench is the HTTP load benchmark (TestLoadBench in e2e/loadbench_test.go):
 # the built binary on a fresh SQLite and MariaDB database each, seeded with
 # LOADBENCH_ROWS pets, under LOADBENCH_CONNS keep-alive clients for
 # LOADBENCH_DURATION per case. It writes req/s, p50, p99 and peak RSS to
@@ -101,13 +101,13 @@ LOADBENCH_CONNS ?= 16
 LOADBENCH_DURATION ?= 5s
 loadbench: deps
 	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_LOADBENCH=1 LOADBENCH_ROWS=$(LOADBENCH_ROWS) LOADBENCH_CONNS=$(LOADBENCH_CONNS) \
-		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^TestLoadBench$$' .
+		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^TestLoadBench$$' ./e2e
 
 # exportbench exports a million pets as CSV through the built binary on
-# SQLite and MariaDB (TestExportBench in exportbench_test.go) and writes
+# SQLite and MariaDB (TestExportBench in e2e/exportbench_test.go) and writes
 # rows, seconds and peak RSS to testdata/exportbench.txt.
 exportbench: deps
-	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_EXPORTBENCH=1 $(GO) test -count=1 -v -timeout 60m -run '^TestExportBench$$' .
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_EXPORTBENCH=1 $(GO) test -count=1 -v -timeout 60m -run '^TestExportBench$$' ./e2e
 
 clean:
 	rm -f petstore

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -38,8 +39,8 @@ func TestAPIKeyCreateBadFlags(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := runWithoutDatabase(t, append([]string{"apikey", "create", "--name", "partner"}, tt.args...)...)
-			wantCode(t, r, 2)
-			if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, tt.want) {
+			testkit.WantCode(t, r, 2)
+			if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.HasPrefix(line, tt.want) {
 				t.Errorf("stderr %q, want %q", line, tt.want)
 			}
 		})
@@ -49,14 +50,14 @@ func TestAPIKeyCreateBadFlags(t *testing.T) {
 func TestAPIKeyCreateHelp(t *testing.T) {
 	t.Parallel()
 	r := runWithoutDatabase(t, "apikey", "create", "--help")
-	wantCode(t, r, 0)
+	testkit.WantCode(t, r, 0)
 	for _, want := range []string{
 		"Usage: petstore apikey create --name NAME [--scope pets:read] [--scope pets:write] [--expires 90d|RFC 3339 time]",
 		"-scope", "pets:read", "pets:write", "metrics:read", "(default pets:read,pets:write)", "commas",
 		"-expires", "90d", "2027-03-01", "RFC 3339", "default: never",
 	} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("apikey create --help lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("apikey create --help lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 }
@@ -65,7 +66,7 @@ func TestAPIKeyCreateHelp(t *testing.T) {
 // key past its expiry as expired.
 func TestAPIKeyCreateScopesAndExpiry(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		ctx := context.Background()
 		before := time.Now().Truncate(time.Second)
@@ -90,7 +91,7 @@ func TestAPIKeyCreateScopesAndExpiry(t *testing.T) {
 			{"commas", models.ScopePetsRead | models.ScopeMetricsRead, "pets:read,metrics:read", "2099-03-01T10:00:00Z"},
 			{"repeated", models.DefaultScopes, "pets:read,pets:write", "-"},
 		}
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		rows := listKeys(t, vars)
 		for _, w := range want {
 			k, err := store.Authenticate(ctx, keys[w.name])

@@ -64,7 +64,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	if metricsLn != nil {
 		metricsSrv = serveMetrics(metricsLn, metrics, log)
 	}
-	srv := newHTTPServer(handler, log)
+	srv := server.NewHTTPServer(handler, log)
 	go cleanSessions(ctx, store, log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -151,7 +151,7 @@ func serveMetrics(ln net.Listener, metrics *server.Metrics, log *slog.Logger) *h
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	srv := newHTTPServer(mux, log)
+	srv := server.NewHTTPServer(mux, log)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server stopped", "error", err)
@@ -159,22 +159,6 @@ func serveMetrics(ln net.Listener, metrics *server.Metrics, log *slog.Logger) *h
 	}()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return srv
-}
-
-// newHTTPServer returns a server whose timeouts keep slow or stalled
-// clients from pinning connections: headers within 10 s, the whole request
-// within 30 s, the answer within 60 s, idle connections closed after 2 min.
-// Request bodies are capped by the handlers (1 MiB API, 64 KiB forms).
-func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
 }
 
 // waitForShutdown waits until the server fails or ctx ends; then it lets

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"petstore/internal/testkit"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,30 +18,30 @@ func TestRequestLogs(t *testing.T) {
 	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db"), "LISTEN_ADDR": "127.0.0.1:0", "LOG_FORMAT": "json"}
 	p := serveInProcess(t, vars)
-	b := bootstrapOf(t, p.stdout.String())
+	b := testkit.BootstrapOf(t, p.Stdout.String())
 
 	// An API call with a chosen request id, and a console sign-in.
-	r := newAPIClient(p.base, b.key).do(http.MethodGet, "/v1/pets/12345", http.Header{"X-Request-Id": {"trace-abc.123"}}, "")
-	if r.err != nil {
-		t.Fatal(r.err)
+	r := testkit.NewAPIClient(p.Base, b.Key).Do(http.MethodGet, "/v1/pets/12345", http.Header{"X-Request-Id": {"trace-abc.123"}}, "")
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if r.header.Get("X-Request-ID") != "trace-abc.123" {
-		t.Errorf("request id not echoed: %q", r.header.Get("X-Request-ID"))
+	if r.Header.Get("X-Request-ID") != "trace-abc.123" {
+		t.Errorf("request id not echoed: %q", r.Header.Get("X-Request-ID"))
 	}
-	staff := newConsole(p.base)
-	r = staff.signIn(t, b.username, b.password)
-	next, err := url.Parse(r.header.Get("Location"))
-	if r.status != http.StatusSeeOther || err != nil || next.Path != "/admin/pets" {
-		t.Fatalf("sign-in: %s, Location %q; want 303 to /admin/pets", r, r.header.Get("Location"))
+	staff := testkit.NewConsole(p.Base)
+	r = staff.SignIn(t, b.Username, b.Password)
+	next, err := url.Parse(r.Header.Get("Location"))
+	if r.Status != http.StatusSeeOther || err != nil || next.Path != "/admin/pets" {
+		t.Fatalf("sign-in: %s, Location %q; want 303 to /admin/pets", r, r.Header.Get("Location"))
 	}
-	if r := staff.get(next.RequestURI()); r.status != http.StatusOK {
+	if r := staff.Get(next.RequestURI()); r.Status != http.StatusOK {
 		t.Fatalf("GET %s after signing in: %s", next, r)
 	}
 
 	// A request's line is written just after its response: wait for both.
-	p.waitLog(t, regexp.MustCompile(`"msg":"request","request_id":"trace-abc\.123"`), 10*time.Second)
-	p.waitLog(t, regexp.MustCompile(`"msg":"request",.*"route":"/admin/pets"`), 10*time.Second)
-	logs := p.stderr.String()
+	p.WaitLog(t, regexp.MustCompile(`"msg":"request","request_id":"trace-abc\.123"`), 10*time.Second)
+	p.WaitLog(t, regexp.MustCompile(`"msg":"request",.*"route":"/admin/pets"`), 10*time.Second)
+	logs := p.Stderr.String()
 	var apiLine, staffLine map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 		var rec map[string]any
@@ -69,12 +70,12 @@ func TestRequestLogs(t *testing.T) {
 	if staffLine == nil || staffLine["staff"] != "admin" {
 		t.Errorf("console request line = %v", staffLine)
 	}
-	for name, secret := range map[string]string{"API key": b.key, "key secret": b.key[13:], "password": b.password} {
+	for name, secret := range map[string]string{"API key": b.Key, "key secret": b.Key[13:], "password": b.Password} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the logs contain the %s", name)
 		}
 	}
-	cookies := staff.http.Jar.Cookies(&url.URL{Scheme: "http", Host: p.addr, Path: next.Path})
+	cookies := staff.HTTP.Jar.Cookies(&url.URL{Scheme: "http", Host: p.Addr, Path: next.Path})
 	if len(cookies) == 0 {
 		t.Fatal("no session cookie after signing in")
 	}

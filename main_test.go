@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -57,20 +58,20 @@ func TestUsage(t *testing.T) {
 			t.Parallel()
 			// None of these may touch the database.
 			r := runWithoutDatabase(t, tt.args...)
-			wantCode(t, r, tt.wantCode)
+			testkit.WantCode(t, r, tt.wantCode)
 			for _, f := range tt.wantStdout {
-				if !strings.Contains(r.stdout, f) {
-					t.Errorf("stdout lacks %q:\n%s", f, r.stdout)
+				if !strings.Contains(r.Stdout, f) {
+					t.Errorf("stdout lacks %q:\n%s", f, r.Stdout)
 				}
 			}
 			for _, f := range tt.wantOutput {
-				if !strings.Contains(r.stdout+r.stderr, f) {
-					t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", f, r.stdout, r.stderr)
+				if !strings.Contains(r.Stdout+r.Stderr, f) {
+					t.Errorf("output lacks %q:\nstdout:\n%s\nstderr:\n%s", f, r.Stdout, r.Stderr)
 				}
 			}
 			for _, f := range tt.wantStderr {
-				if !strings.Contains(r.stderr, f) {
-					t.Errorf("stderr lacks %q:\n%s", f, r.stderr)
+				if !strings.Contains(r.Stderr, f) {
+					t.Errorf("stderr lacks %q:\n%s", f, r.Stderr)
 				}
 			}
 		})
@@ -80,13 +81,13 @@ func TestUsage(t *testing.T) {
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	r := runCLI(t, nil, "", "version")
-	wantCode(t, r, 0)
-	line := wantOneLine(t, "stdout", r.stdout)
+	testkit.WantCode(t, r, 0)
+	line := testkit.WantOneLine(t, "stdout", r.Stdout)
 	if !regexp.MustCompile(`^petstore \S+ \(go[^)]+\)$`).MatchString(line) {
 		t.Errorf("version line %q, want petstore VERSION (GO VERSION)", line)
 	}
-	if r.stderr != "" {
-		t.Errorf("stderr not empty: %s", r.stderr)
+	if r.Stderr != "" {
+		t.Errorf("stderr not empty: %s", r.Stderr)
 	}
 }
 
@@ -144,22 +145,22 @@ func TestBadConfiguration(t *testing.T) {
 						vars[k] = v
 					}
 					r := runCLI(t, vars, cmd.stdin, cmd.args...)
-					wantCode(t, r, 1)
-					stderr := r.stderr
+					testkit.WantCode(t, r, 1)
+					stderr := r.Stderr
 					if tt.retries {
 						// DESIGN.md asks for one line; the store also logs every
 						// failed try through the command's logger.
-						stderr = retryWarning.ReplaceAllString(stderr, "")
+						stderr = testkit.RetryWarning.ReplaceAllString(stderr, "")
 					}
-					line := wantOneLine(t, "stderr", stderr)
+					line := testkit.WantOneLine(t, "stderr", stderr)
 					if !strings.HasPrefix(line, "petstore: "+tt.wantVar+": ") {
 						t.Errorf("stderr %q does not start with petstore: %s: ", line, tt.wantVar)
 					}
-					if tt.secret != "" && strings.Contains(r.stdout+r.stderr, tt.secret) {
-						t.Errorf("the password was printed:\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+					if tt.secret != "" && strings.Contains(r.Stdout+r.Stderr, tt.secret) {
+						t.Errorf("the password was printed:\nstdout:\n%s\nstderr:\n%s", r.Stdout, r.Stderr)
 					}
-					if r.stdout != "" {
-						t.Errorf("stdout not empty:\n%s", r.stdout)
+					if r.Stdout != "" {
+						t.Errorf("stdout not empty:\n%s", r.Stdout)
 					}
 				})
 			}
@@ -171,15 +172,15 @@ var schemaVersion = regexp.MustCompile(`: schema at version (\d+)$`)
 
 func TestMigrate(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		var versions []int
 		for i := range 2 { // the second run finds nothing to do
 			r := runCLI(t, vars, "", "migrate")
-			wantCode(t, r, 0)
-			m := schemaVersion.FindStringSubmatch(wantOneLine(t, "stdout", r.stdout))
+			testkit.WantCode(t, r, 0)
+			m := schemaVersion.FindStringSubmatch(testkit.WantOneLine(t, "stdout", r.Stdout))
 			if m == nil {
-				t.Fatalf("run %d: stdout %q does not give the schema version", i+1, r.stdout)
+				t.Fatalf("run %d: stdout %q does not give the schema version", i+1, r.Stdout)
 			}
 			v, _ := strconv.Atoi(m[1])
 			if v < 1 {
@@ -206,13 +207,13 @@ type apiKeyRow struct {
 func listKeys(tb testing.TB, vars map[string]string, secrets ...string) map[string]apiKeyRow {
 	tb.Helper()
 	r := runCLI(tb, vars, "", "apikey", "list")
-	wantCode(tb, r, 0)
+	testkit.WantCode(tb, r, 0)
 	for _, s := range secrets {
-		if strings.Contains(r.stdout+r.stderr, s) {
-			tb.Fatalf("apikey list shows a key or its secret %q:\n%s", s, r.stdout)
+		if strings.Contains(r.Stdout+r.Stderr, s) {
+			tb.Fatalf("apikey list shows a key or its secret %q:\n%s", s, r.Stdout)
 		}
 	}
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID NAME PREFIX SCOPES CREATED BY CREATED EXPIRES LAST USED LAST DEPRECATED CALL REVOKED STATE" {
 		tb.Fatalf("apikey list header %q", lines[0])
 	}
@@ -230,7 +231,7 @@ func listKeys(tb testing.TB, vars map[string]string, secrets ...string) map[stri
 
 func TestAPIKeyCommands(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		ctx := context.Background()
 
@@ -239,7 +240,7 @@ func TestAPIKeyCommands(t *testing.T) {
 		if partner == other {
 			t.Fatal("two keys are the same")
 		}
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		if _, err := store.Authenticate(ctx, partner); err != nil {
 			t.Fatalf("the printed key does not authenticate: %v", err)
 		}
@@ -262,8 +263,8 @@ func TestAPIKeyCommands(t *testing.T) {
 		}
 
 		r := runCLI(t, vars, "", "apikey", "revoke", p.id)
-		wantCode(t, r, 0)
-		if line := wantOneLine(t, "stdout", r.stdout); !strings.Contains(line, "partner") || !strings.Contains(line, p.prefix) {
+		testkit.WantCode(t, r, 0)
+		if line := testkit.WantOneLine(t, "stdout", r.Stdout); !strings.Contains(line, "partner") || !strings.Contains(line, p.prefix) {
 			t.Errorf("revoke printed %q, want the key's name and prefix", line)
 		}
 		rows = listKeys(t, vars, secrets...)
@@ -292,33 +293,33 @@ func TestAPIKeyCommands(t *testing.T) {
 
 		t.Run("revoke again keeps the first time", func(t *testing.T) {
 			r := runCLI(t, vars, "", "apikey", "revoke", p.id)
-			wantCode(t, r, 0)
+			testkit.WantCode(t, r, 0)
 			if got := listKeys(t, vars, secrets...)["partner"].revokedAt; got != rows["partner"].revokedAt {
 				t.Errorf("revoked time changed from %s to %s", rows["partner"].revokedAt, got)
 			}
 		})
 		t.Run("revoke unknown id", func(t *testing.T) {
 			r := runCLI(t, vars, "", "apikey", "revoke", "999999")
-			wantCode(t, r, 1)
-			line := wantOneLine(t, "stderr", r.stderr)
+			testkit.WantCode(t, r, 1)
+			line := testkit.WantOneLine(t, "stderr", r.Stderr)
 			if !strings.Contains(line, "No API key has id 999999") {
 				t.Errorf("stderr %q, want a message naming the id", line)
 			}
-			if r.stdout != "" {
-				t.Errorf("stdout not empty: %s", r.stdout)
+			if r.Stdout != "" {
+				t.Errorf("stdout not empty: %s", r.Stdout)
 			}
 		})
 		t.Run("create without name", func(t *testing.T) {
 			r := runCLI(t, vars, "", "apikey", "create")
-			wantCode(t, r, 2)
+			testkit.WantCode(t, r, 2)
 			if got := len(listKeys(t, vars)); got != 2 {
 				t.Errorf("%d keys after a refused create, want 2", got)
 			}
 		})
 		t.Run("create with a blank name", func(t *testing.T) {
 			r := runCLI(t, vars, "", "apikey", "create", "--name", "   ")
-			wantCode(t, r, 2) // a bad value, refused before the database is opened
-			if line := wantOneLine(t, "stderr", r.stderr); !strings.Contains(line, "Name is required") {
+			testkit.WantCode(t, r, 2) // a bad value, refused before the database is opened
+			if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.Contains(line, "Name is required") {
 				t.Errorf("stderr %q, want the validation message", line)
 			}
 		})
@@ -327,7 +328,7 @@ func TestAPIKeyCommands(t *testing.T) {
 
 func TestUserCreate(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		// The steps share one database and run in order.
 		steps := []struct {
@@ -349,29 +350,29 @@ func TestUserCreate(t *testing.T) {
 		for _, st := range steps {
 			t.Run(st.name, func(t *testing.T) {
 				r := runCLI(t, vars, st.stdin, "user", "create", "--username", st.username)
-				wantCode(t, r, st.wantCode)
+				testkit.WantCode(t, r, st.wantCode)
 				if st.wantStdout != "" {
-					if line := wantOneLine(t, "stdout", r.stdout); !strings.Contains(line, st.wantStdout) {
+					if line := testkit.WantOneLine(t, "stdout", r.Stdout); !strings.Contains(line, st.wantStdout) {
 						t.Errorf("stdout %q lacks %q", line, st.wantStdout)
 					}
-					if r.stderr != "" {
-						t.Errorf("stderr not empty:\n%s", r.stderr)
+					if r.Stderr != "" {
+						t.Errorf("stderr not empty:\n%s", r.Stderr)
 					}
 				}
 				if st.wantStderr != "" {
 					// The message is the last line (the duplicate also logs the
 					// failed INSERT before it).
-					if line := lastLine(r.stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, st.wantStderr) {
+					if line := testkit.LastLine(r.Stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, st.wantStderr) {
 						t.Errorf("last line of stderr %q lacks %q", line, st.wantStderr)
 					}
-					if r.stdout != "" {
-						t.Errorf("stdout not empty:\n%s", r.stdout)
+					if r.Stdout != "" {
+						t.Errorf("stdout not empty:\n%s", r.Stdout)
 					}
 				}
 			})
 		}
 
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		for user, password := range map[string]string{"alice": "a long password", "bob": "another password", "carol": "carol's password"} {
 			if _, err := store.CheckPassword(context.Background(), user, password); err != nil {
 				t.Errorf("%s cannot sign in with %q: %v", user, password, err)
@@ -385,18 +386,18 @@ func TestUserCreate(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0"}
 
 		first := serveInProcess(t, vars)
-		out := first.stdout.String()
+		out := first.Stdout.String()
 		if n := strings.Count(out, "First start"); n != 1 {
 			t.Fatalf("the bootstrap block appears %d times, want once:\n%s", n, out)
 		}
-		acct := bootstrapAccount.FindStringSubmatch(out)
-		key := bootstrapKey.FindStringSubmatch(out)
-		curl := bootstrapCurl.FindStringSubmatch(out)
-		if bootstrapConsole.FindStringSubmatch(out) == nil {
+		acct := testkit.BootstrapAccount.FindStringSubmatch(out)
+		key := testkit.BootstrapKey.FindStringSubmatch(out)
+		curl := testkit.BootstrapCurl.FindStringSubmatch(out)
+		if testkit.BootstrapConsole.FindStringSubmatch(out) == nil {
 			t.Errorf("the bootstrap block lacks the console URL:\n%s", out)
 		}
 		if acct == nil || key == nil || curl == nil {
@@ -405,10 +406,10 @@ func TestServe(t *testing.T) {
 		if acct[1] != "admin" || len(acct[2]) < models.MinPasswordLength {
 			t.Errorf("bootstrap account %q / %q, want admin and a password of at least %d characters", acct[1], acct[2], models.MinPasswordLength)
 		}
-		if !keyPattern.MatchString(key[1]) || curl[1] != key[1] {
+		if !testkit.KeyPattern.MatchString(key[1]) || curl[1] != key[1] {
 			t.Errorf("bootstrap key %q, curl uses %q; want the same pst_ key", key[1], curl[1])
 		}
-		if want := "http://" + first.addr + "/v1/pets"; curl[2] != want {
+		if want := "http://" + first.Addr + "/v1/pets"; curl[2] != want {
 			t.Errorf("curl URL %q, want %q", curl[2], want)
 		}
 
@@ -418,32 +419,32 @@ func TestServe(t *testing.T) {
 			t.Fatalf("curl URL %q: %v", curl[2], err)
 		}
 		printed := u.Scheme + "://" + u.Host
-		if r := newAPIClient(printed, curl[1]).get(u.RequestURI()); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != "[]" {
+		if r := testkit.NewAPIClient(printed, curl[1]).Get(u.RequestURI()); r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != "[]" {
 			t.Errorf("the printed curl request: %s, want 200 []", r)
 		}
 		for _, path := range []string{"/healthz", "/readyz"} {
-			if r := newAPIClient(first.base, "").get(path); r.status != http.StatusOK {
+			if r := testkit.NewAPIClient(first.Base, "").Get(path); r.Status != http.StatusOK {
 				t.Errorf("GET %s: %s, want 200", path, r)
 			}
 		}
-		if r := newAPIClient(printed, "").get(u.RequestURI()); r.status != http.StatusUnauthorized {
+		if r := testkit.NewAPIClient(printed, "").Get(u.RequestURI()); r.Status != http.StatusUnauthorized {
 			t.Errorf("GET /v1/pets without a key: %s, want 401", r)
 		}
-		first.stop(t)
+		first.Stop(t)
 
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		if _, err := store.CheckPassword(context.Background(), acct[1], acct[2]); err != nil {
 			t.Errorf("the printed staff account cannot sign in: %v", err)
 		}
 
 		second := serveInProcess(t, vars)
-		if out := second.stdout.String(); out != "" {
+		if out := second.Stdout.String(); out != "" {
 			t.Errorf("the second start printed on stdout (no bootstrap expected):\n%s", out)
 		}
-		if r := newAPIClient(second.base, curl[1]).get("/v1/pets"); r.status != http.StatusOK {
+		if r := testkit.NewAPIClient(second.Base, curl[1]).Get("/v1/pets"); r.Status != http.StatusOK {
 			t.Errorf("the first key on the second start: %s, want 200", r)
 		}
-		second.stop(t)
+		second.Stop(t)
 		if n, err := store.CountUsers(context.Background()); err != nil || n != 1 {
 			t.Errorf("%d staff accounts after two starts (err %v), want 1", n, err)
 		}
@@ -452,21 +453,21 @@ func TestServe(t *testing.T) {
 
 func TestServeListenAddressTaken(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ln.Close()
 		r := runCLI(t, map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": ln.Addr().String()}, "", "serve")
-		wantCode(t, r, 1)
+		testkit.WantCode(t, r, 1)
 		// The log may come first; the error is the last line.
-		last := lastLine(r.stderr)
+		last := testkit.LastLine(r.Stderr)
 		if !strings.HasPrefix(last, "petstore: LISTEN_ADDR: ") || !strings.Contains(last, ln.Addr().String()) {
 			t.Errorf("last line of stderr %q, want petstore: LISTEN_ADDR: naming %s", last, ln.Addr())
 		}
-		if r.stdout != "" {
-			t.Errorf("stdout not empty (no bootstrap before listening):\n%s", r.stdout)
+		if r.Stdout != "" {
+			t.Errorf("stdout not empty (no bootstrap before listening):\n%s", r.Stdout)
 		}
 	})
 }
@@ -479,16 +480,16 @@ func TestPureGoBuild(t *testing.T) {
 		t.Skip("builds the binary; skipped in -short mode")
 	}
 	t.Parallel()
-	r := runBinary(t, nil, "version")
-	wantCode(t, r, 0)
-	if !strings.HasPrefix(r.stdout, "petstore ") {
-		t.Errorf("petstore version printed %q", r.stdout)
+	r := testkit.RunBinary(t, nil, "version")
+	testkit.WantCode(t, r, 0)
+	if !strings.HasPrefix(r.Stdout, "petstore ") {
+		t.Errorf("petstore version printed %q", r.Stdout)
 	}
 
 	// Opening SQLite proves the driver works without cgo.
-	r = runBinary(t, map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")}, "migrate")
-	if r.code != 0 || !schemaVersion.MatchString(strings.TrimSpace(r.stdout)) {
-		t.Errorf("petstore migrate with the cgo-free binary: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	r = testkit.RunBinary(t, map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")}, "migrate")
+	if r.Code != 0 || !schemaVersion.MatchString(strings.TrimSpace(r.Stdout)) {
+		t.Errorf("petstore migrate with the cgo-free binary: exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -496,11 +497,11 @@ func TestHealthcheck(t *testing.T) {
 	t.Parallel()
 	vars := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "petstore.db"), "LISTEN_ADDR": "127.0.0.1:0"}
 	srv := serveInProcess(t, vars)
-	_, port, _ := net.SplitHostPort(srv.addr)
+	_, port, _ := net.SplitHostPort(srv.Addr)
 	probe := map[string]string{"LISTEN_ADDR": ":" + port}
 	for _, args := range [][]string{{"healthcheck"}, {"healthcheck", "--ready"}} {
-		if r := runCLI(t, probe, "", args...); r.code != 0 || !strings.Contains(r.stdout, "200 OK") {
-			t.Errorf("%v against a running server: exit %d, %q %q", args, r.code, r.stdout, r.stderr)
+		if r := runCLI(t, probe, "", args...); r.Code != 0 || !strings.Contains(r.Stdout, "200 OK") {
+			t.Errorf("%v against a running server: exit %d, %q %q", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	// Nothing listening: exit 1 with one line.
@@ -508,8 +509,8 @@ func TestHealthcheck(t *testing.T) {
 	free := l.Addr().String()
 	l.Close()
 	r := runCLI(t, map[string]string{"LISTEN_ADDR": free}, "", "healthcheck")
-	if r.code != 1 || !strings.HasPrefix(r.stderr, "petstore: healthcheck:") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
-		t.Errorf("no server: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 1 || !strings.HasPrefix(r.Stderr, "petstore: healthcheck:") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Errorf("no server: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 
@@ -520,34 +521,34 @@ func TestMetricsEndpoint(t *testing.T) {
 	t.Parallel()
 	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")
 	srv := serveInProcess(t, map[string]string{"DATABASE_URL": dbURL, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0"})
-	m := srv.waitLog(t, regexp.MustCompile(`msg="metrics listening" addr=(\S+)`), 5*time.Second)
-	metrics, public := newAPIClient("http://"+m[1], ""), newAPIClient(srv.base, "")
-	public.get("/v1/openapi.json")
+	m := srv.WaitLog(t, regexp.MustCompile(`msg="metrics listening" addr=(\S+)`), 5*time.Second)
+	metrics, public := testkit.NewAPIClient("http://"+m[1], ""), testkit.NewAPIClient(srv.Base, "")
+	public.Get("/v1/openapi.json")
 	// A request is counted just after its response is written: poll.
 	want := `petstore_http_requests_total{method="GET",route="/v1/openapi.json",status="200"} 1`
-	var r reply
+	var r testkit.Reply
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if r = metrics.get("/metrics"); r.status == 200 && strings.Contains(string(r.body), want) {
+		if r = metrics.Get("/metrics"); r.Status == 200 && strings.Contains(string(r.Body), want) {
 			break
 		}
 	}
-	if r.status != 200 || !strings.Contains(string(r.body), want) {
-		t.Errorf("metrics address: %d %v\n%.2000s", r.status, r.err, r.body)
+	if r.Status != 200 || !strings.Contains(string(r.Body), want) {
+		t.Errorf("metrics address: %d %v\n%.2000s", r.Status, r.Err, r.Body)
 	}
 	// With METRICS_ADDR set, the main address has no /metrics.
-	if r := public.get("/metrics"); r.status != 404 {
+	if r := public.Get("/metrics"); r.Status != 404 {
 		t.Errorf("main /metrics with METRICS_ADDR set: %s, want 404", r)
 	}
 
 	dbURL2 := "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")
 	srv2 := serveInProcess(t, map[string]string{"DATABASE_URL": dbURL2, "LISTEN_ADDR": "127.0.0.1:0"})
-	for _, key := range []string{"", bootstrapOf(t, srv2.stdout.String()).key} {
-		r := newAPIClient(srv2.base, key).get("/metrics")
-		if r.status != 404 || strings.Contains(string(r.body), "go_goroutines") {
-			t.Errorf("main /metrics without METRICS_ADDR (with a key: %v): %d %v, want 404\n%.500s", key != "", r.status, r.err, r.body)
+	for _, key := range []string{"", testkit.BootstrapOf(t, srv2.Stdout.String()).Key} {
+		r := testkit.NewAPIClient(srv2.Base, key).Get("/metrics")
+		if r.Status != 404 || strings.Contains(string(r.Body), "go_goroutines") {
+			t.Errorf("main /metrics without METRICS_ADDR (with a key: %v): %d %v, want 404\n%.500s", key != "", r.Status, r.Err, r.Body)
 		}
 	}
-	if strings.Contains(srv2.stderr.String(), "metrics listening") {
+	if strings.Contains(srv2.Stderr.String(), "metrics listening") {
 		t.Error("metrics listening without METRICS_ADDR")
 	}
 }

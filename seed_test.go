@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -29,10 +30,10 @@ func TestSeedUsage(t *testing.T) {
 		{"too many", []string{"seed", "--pets", "10000001"}, 2, `--pets "10000001": The number of pets must be`},
 		{"extra argument", []string{"seed", "--pets", "5", "more"}, 2, "Usage: petstore seed --pets N"},
 		{"unknown flag", []string{"seed", "--rows", "5"}, 2, "-rows"},
-	}, func(t *testing.T, c usageCase, r result) {
+	}, func(t *testing.T, c usageCase, r testkit.Result) {
 		if c.wantCode != 0 && strings.HasPrefix(c.want, "--pets") {
 			// A bad count is one line.
-			if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, "petstore: ") {
+			if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.HasPrefix(line, "petstore: ") {
 				t.Errorf("stderr %q", line)
 			}
 		}
@@ -48,22 +49,22 @@ var (
 // through the API (their times are read back as the Store writes them).
 func TestSeedCommand(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0"}
 		key := createKey(t, vars, "seed-test")
 
 		seed := func(n int, wantFirst int64) {
 			t.Helper()
 			r := runCLI(t, vars, "", "seed", "--pets", strconv.Itoa(n))
-			wantCode(t, r, 0)
-			m := seedDone.FindStringSubmatch(wantOneLine(t, "stdout", r.stdout))
+			testkit.WantCode(t, r, 0)
+			m := seedDone.FindStringSubmatch(testkit.WantOneLine(t, "stdout", r.Stdout))
 			if m == nil || m[1] != strconv.Itoa(n) || m[2] != strconv.FormatInt(wantFirst, 10) || m[3] != strconv.FormatInt(wantFirst+int64(n)-1, 10) {
-				t.Fatalf("seed printed %q, want %d pets from id %d", r.stdout, n, wantFirst)
+				t.Fatalf("seed printed %q, want %d pets from id %d", r.Stdout, n, wantFirst)
 			}
-			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			lines := strings.Split(strings.TrimSuffix(r.Stderr, "\n"), "\n")
 			last := seedProgress.FindStringSubmatch(lines[len(lines)-1])
 			if last == nil || last[1] != strconv.Itoa(n) || last[2] != strconv.Itoa(n) {
-				t.Errorf("stderr should end with the progress line for %d/%d:\n%s", n, n, r.stderr)
+				t.Errorf("stderr should end with the progress line for %d/%d:\n%s", n, n, r.Stderr)
 			}
 			for _, l := range lines {
 				if seedProgress.FindStringSubmatch(l) == nil {
@@ -74,17 +75,17 @@ func TestSeedCommand(t *testing.T) {
 		seed(25_000, 1)
 		seed(2, 25_001)
 
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		ctx := context.Background()
 		events, _, err := store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionPetsSeeded, Actor: "cli"})
 		if err != nil || len(events) != 2 || events[1].Detail != "added 25000 example pets, ids 1 to 25000" {
 			t.Fatalf("audit events %+v, %v", events, err)
 		}
 
-		partner := newAPIClient(serveInProcess(t, vars).base, key)
-		r := partner.get("/v1/pets?limit=12&after=0")
+		partner := testkit.NewAPIClient(serveInProcess(t, vars).Base, key)
+		r := partner.Get("/v1/pets?limit=12&after=0")
 		var pets []api.Pet
-		if err := json.Unmarshal(r.body, &pets); r.status != http.StatusOK || err != nil || len(pets) != 12 {
+		if err := json.Unmarshal(r.Body, &pets); r.Status != http.StatusOK || err != nil || len(pets) != 12 {
 			t.Fatalf("GET /v1/pets: %s (%v)", r, err)
 		}
 		for i, p := range pets {
@@ -93,13 +94,13 @@ func TestSeedCommand(t *testing.T) {
 			}
 		}
 		// The second seed's pets, Rex 0 and Luna 1, are available: none sold.
-		if r := partner.get("/v1/pets?limit=100&status=sold&after=25000"); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != "[]" {
+		if r := partner.Get("/v1/pets?limit=100&status=sold&after=25000"); r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != "[]" {
 			t.Errorf("sold pets after id 25000: %s, want none", r)
 		}
-		if r := partner.get("/v1/pets?limit=1&status=available&after=24999"); r.status != http.StatusOK || !strings.Contains(string(r.body), `"name":"Rex 0"`) {
+		if r := partner.Get("/v1/pets?limit=1&status=available&after=24999"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"name":"Rex 0"`) {
 			t.Errorf("available pets after id 24999: %s, want the second seed's Rex 0", r)
 		}
-		if r := partner.get("/v1/pets/25002"); r.status != http.StatusOK || !strings.Contains(string(r.body), `"name":"Luna 1"`) {
+		if r := partner.Get("/v1/pets/25002"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"name":"Luna 1"`) {
 			t.Errorf("GET /v1/pets/25002: %s", r)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -36,23 +37,23 @@ var otpPattern = regexp.MustCompile(`^[a-z2-7]{4}(-[a-z2-7]{4}){4}$`)
 
 func TestUserCommands(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		const pw = "correct horse battery staple"
 		for _, name := range []string{"alice", "bob"} {
-			wantCode(t, runCLI(t, vars, pw+"\n", "user", "create", "--username", name), 0)
+			testkit.WantCode(t, runCLI(t, vars, pw+"\n", "user", "create", "--username", name), 0)
 		}
 		// A password that is the username is refused, digits at its end too.
 		r := runCLI(t, vars, "rtpolab12c45678\n", "user", "create", "--username", "rtpolab12c45678")
-		wantCode(t, r, 1)
-		if line := lastLine(r.stderr); !strings.Contains(line, "Password must not be the username.") {
+		testkit.WantCode(t, r, 1)
+		if line := testkit.LastLine(r.Stderr); !strings.Contains(line, "Password must not be the username.") {
 			t.Errorf("a password equal to the username said %q", line)
 		}
 		// The names the system acts under are not for staff.
 		for _, name := range []string{"cli", "Bootstrap"} {
 			r := runCLI(t, vars, pw+"\n", "user", "create", "--username", name)
-			wantCode(t, r, 1)
-			if line := lastLine(r.stderr); !strings.Contains(line, "is reserved for the system") {
+			testkit.WantCode(t, r, 1)
+			if line := testkit.LastLine(r.Stderr); !strings.Contains(line, "is reserved for the system") {
 				t.Errorf("user create --username %s said %q", name, line)
 			}
 		}
@@ -60,30 +61,30 @@ func TestUserCommands(t *testing.T) {
 		ok := func(args ...string) string {
 			t.Helper()
 			r := runCLI(t, vars, "", args...)
-			wantCode(t, r, 0)
-			if r.stderr != "" {
-				t.Errorf("%v: stderr not empty:\n%s", args, r.stderr)
+			testkit.WantCode(t, r, 0)
+			if r.Stderr != "" {
+				t.Errorf("%v: stderr not empty:\n%s", args, r.Stderr)
 			}
-			return wantOneLine(t, "stdout", r.stdout)
+			return testkit.WantOneLine(t, "stdout", r.Stdout)
 		}
 		// refused runs a command that must fail with one line on stderr.
 		refused := func(want string, args ...string) {
 			t.Helper()
 			r := runCLI(t, vars, "", args...)
-			wantCode(t, r, 1)
-			if line := wantOneLine(t, "stderr", r.stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, want) {
+			testkit.WantCode(t, r, 1)
+			if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.HasPrefix(line, "petstore: ") || !strings.Contains(line, want) {
 				t.Errorf("%v: stderr %q lacks %q", args, line, want)
 			}
-			if r.stdout != "" {
-				t.Errorf("%v: stdout not empty:\n%s", args, r.stdout)
+			if r.Stdout != "" {
+				t.Errorf("%v: stdout not empty:\n%s", args, r.Stdout)
 			}
 		}
 		// list returns each account's "role state".
 		list := func() map[string]string {
 			t.Helper()
 			r := runCLI(t, vars, "", "user", "list")
-			wantCode(t, r, 0)
-			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			testkit.WantCode(t, r, 0)
+			lines := strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 			if strings.Join(strings.Fields(lines[0]), " ") != "ID USERNAME ROLE STATE CREATED" {
 				t.Fatalf("list header %q", lines[0])
 			}
@@ -108,7 +109,7 @@ func TestUserCommands(t *testing.T) {
 		if got := list(); got["bob"] != "editor disabled" {
 			t.Errorf("after disable: %v", got)
 		}
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		ctx := context.Background()
 		if _, err := store.CheckPassword(ctx, "bob", pw); err != models.ErrAccountDisabled {
 			t.Errorf("bob signs in after disable: %v", err)
@@ -159,7 +160,7 @@ func TestUserCommands(t *testing.T) {
 // user create --role gives the account that role, and says it.
 func TestUserCreateRoles(t *testing.T) {
 	t.Parallel()
-	forEachDatabase(t, func(t *testing.T, databaseURL string) {
+	testkit.ForEachDatabase(t, func(t *testing.T, databaseURL string) {
 		vars := map[string]string{"DATABASE_URL": databaseURL}
 		const pw = "correct-horse-battery-9"
 		tests := []struct{ name, role, want string }{
@@ -174,13 +175,13 @@ func TestUserCreateRoles(t *testing.T) {
 				args = append(args, "--role", tt.role)
 			}
 			r := runCLI(t, vars, pw+"\n", args...)
-			wantCode(t, r, 0)
-			if line := wantOneLine(t, "stdout", r.stdout); !strings.HasPrefix(line, "created staff account "+tt.name+" (id ") ||
+			testkit.WantCode(t, r, 0)
+			if line := testkit.WantOneLine(t, "stdout", r.Stdout); !strings.HasPrefix(line, "created staff account "+tt.name+" (id ") ||
 				!strings.HasSuffix(line, "), role "+tt.want) {
 				t.Errorf("%v said %q", args, line)
 			}
 		}
-		store := openStore(t, databaseURL)
+		store := testkit.OpenStore(t, databaseURL)
 		for _, tt := range tests {
 			u, err := store.FindUser(context.Background(), tt.name)
 			if err != nil || string(u.Role) != tt.want {
@@ -189,8 +190,8 @@ func TestUserCreateRoles(t *testing.T) {
 		}
 		// The console keeps an admin: the CLI cannot disable the last one.
 		r := runCLI(t, vars, "", "user", "disable", "--username", "ada")
-		wantCode(t, r, 1)
-		if line := lastLine(r.stderr); !strings.Contains(line, "last enabled admin") {
+		testkit.WantCode(t, r, 1)
+		if line := testkit.LastLine(r.Stderr); !strings.Contains(line, "last enabled admin") {
 			t.Errorf("disabling the last admin said %q", line)
 		}
 	})

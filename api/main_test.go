@@ -20,6 +20,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -36,12 +37,9 @@ type env struct {
 	clock atomic.Pointer[time.Time]
 }
 
-// response is what a request got back.
-type response struct {
-	Status int
-	Header http.Header
-	Body   []byte
-}
+// response is what a request got back: the kit's reply (Status, Header,
+// Body).
+type response = testkit.Reply
 
 func newEnv(t *testing.T, store *models.Store) *env {
 	t.Helper()
@@ -101,16 +99,10 @@ func (e *env) do(method, path string, headers map[string]string, body string) re
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
+	r := testkit.Do(e.srv.Client(), req)
+	if r.Err != nil {
+		e.t.Fatal(r.Err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r := response{Status: res.StatusCode, Header: res.Header, Body: b}
 	checkAgainstOpenAPI(e.t, req, r)
 	return r
 }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"petstore/models"
+	"petstore/models/modelstest"
 	"petstore/server"
 )
 
@@ -66,10 +67,7 @@ func rowIDs(t *testing.T, rows [][]string) []int64 {
 func (e *env) insertOldPets(t *testing.T, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		_, err := e.store.SQLDB().Exec("INSERT INTO pets (name, category_id, status, created_at, updated_at) VALUES (?, 9, 'pending', '2026-01-02 03:04:05', '2026-01-02 03:04:05')", name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		modelstest.InsertBarePet(t, e.store, name, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	}
 }
 
@@ -264,11 +262,7 @@ func TestExportHostileNames(t *testing.T) {
 // auditCount is the number of audit events of every kind.
 func (e *env) auditCount(t *testing.T) int {
 	t.Helper()
-	var n int
-	if err := e.store.SQLDB().QueryRow("SELECT COUNT(*) FROM audit_events").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return modelstest.CountRows(t, e.store, modelstest.AuditEvents)
 }
 
 // An export another site started (a link or a redirect there that the
@@ -352,10 +346,7 @@ func TestExportMatchesPage(t *testing.T) {
 		if _, err := e.store.SeedPets(context.Background(), 2500, "test", nil); err != nil {
 			t.Fatal(err)
 		}
-		var sold int
-		if err := e.store.SQLDB().QueryRow("SELECT COUNT(*) FROM pets WHERE status = 'sold'").Scan(&sold); err != nil {
-			t.Fatal(err)
-		}
+		sold := modelstest.CountPetsWithStatus(t, e.store, models.StatusSold)
 		b, _ := e.signedIn()
 		for _, tt := range []struct {
 			query, export string
@@ -687,9 +678,7 @@ func TestExportFailsMidway(t *testing.T) {
 		}
 		// The server is within the first chunk, waiting for the client:
 		// the next chunk's read fails.
-		if _, err := e.store.SQLDB().Exec("ALTER TABLE pets RENAME TO pets_gone"); err != nil {
-			t.Fatal(err)
-		}
+		modelstest.RenameTable(t, e.store, modelstest.Pets, "pets_gone")
 		rest, err := io.ReadAll(res.Body)
 		if err == nil {
 			t.Fatalf("the client read a complete answer (%d more bytes) from a failed export", len(rest))

@@ -2,9 +2,7 @@ package web_test
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -66,23 +65,22 @@ func (e *env) advance(d time.Duration) {
 	e.clock.Store(&now)
 }
 
-// browser is one visitor: a cookie jar and no automatic redirects, so
-// tests see each response as it is.
+// browser is one visitor: the kit's console (a cookie jar, no automatic
+// redirects, so tests see each response as it is).
 type browser struct {
 	e      *env
-	client *http.Client
+	c      *testkit.Console
+	client *http.Client // c's client, for tests that set its cookies or transport
 }
 
 func (e *env) browser() *browser {
-	jar, _ := cookiejar.New(nil)
-	return &browser{e: e, client: &http.Client{
-		// A transport of its own: closing another test's server closes
-		// http.DefaultTransport's idle connections, which failed a request
-		// of this one mid-way once ("CloseIdleConnections called").
-		Transport:     http.DefaultTransport.(*http.Transport).Clone(),
-		Jar:           jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	c := testkit.NewConsole(e.srv.URL)
+	// A transport of its own: closing another test's server closes
+	// http.DefaultTransport's idle connections, which failed a request
+	// of this one mid-way once ("CloseIdleConnections called").
+	c.HTTP.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	c.HTTP.Timeout = 0
+	return &browser{e: e, c: c, client: c.HTTP}
 }
 
 // page is a response with its HTML parsed.
@@ -95,20 +93,17 @@ type page struct {
 
 func (b *browser) do(req *http.Request) page {
 	b.e.t.Helper()
-	res, err := b.client.Do(req)
-	if err != nil {
-		b.e.t.Fatal(err)
+	return b.pageOf(testkit.Do(b.client, req))
+}
+
+// pageOf parses the kit's reply as a page, failing the test on a transport
+// error.
+func (b *browser) pageOf(r testkit.Reply) page {
+	b.e.t.Helper()
+	if r.Err != nil {
+		b.e.t.Fatal(r.Err)
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		b.e.t.Fatal(err)
-	}
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
-	if err != nil {
-		b.e.t.Fatal(err)
-	}
-	return page{Status: res.StatusCode, Header: res.Header, Body: string(body), Doc: doc}
+	return page{Status: r.Status, Header: r.Header, Body: string(r.Body), Doc: testkit.HTMLDoc(b.e.t, r)}
 }
 
 // get fetches a path; headers are optional name, value pairs.
@@ -143,21 +138,19 @@ func (b *browser) post(path string, form url.Values, headers ...string) page {
 // csrf returns the CSRF token of a page's forms.
 func csrf(t *testing.T, p page) string {
 	t.Helper()
-	tok, ok := p.Doc.Find(`input[name="csrf_token"]`).First().Attr("value")
-	if !ok || tok == "" {
+	tok := testkit.FormCSRF(p.Doc)
+	if tok == "" {
 		t.Fatalf("no csrf_token on the page:\n%s", p.Body)
 	}
 	return tok
 }
 
-// signIn signs the browser in as the staff account and returns the CSRF
-// token of the new session.
+// signIn signs the browser in as the staff account (the kit's sign-in: the
+// form's page, then the post) and returns the CSRF token of the new session.
 func (b *browser) signIn() string {
 	b.e.t.Helper()
-	login := b.get("/admin/login")
-	res := b.post("/admin/login", url.Values{"csrf_token": {csrf(b.e.t, login)}, "username": {staffName}, "password": {staffPassword}})
-	if res.Status != http.StatusSeeOther {
-		b.e.t.Fatalf("sign in: status %d\n%s", res.Status, res.Body)
+	if res := b.c.SignIn(b.e.t, staffName, staffPassword); res.Status != http.StatusSeeOther {
+		b.e.t.Fatalf("sign in: %s", res)
 	}
 	return csrf(b.e.t, b.get("/admin/pets"))
 }

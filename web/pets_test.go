@@ -12,6 +12,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 // rowNames returns the names in the pets table, top to bottom.
@@ -330,9 +331,8 @@ func TestChangePetStatus(t *testing.T) {
 			t.Fatal("status not changed by htmx")
 		}
 		// Recorded: who and when.
-		var actor, detail string
-		audit := e.store.SQLDB().QueryRow("SELECT actor, detail FROM audit_events WHERE action = ? AND target_id = ? ORDER BY id DESC LIMIT 1", models.ActionPetStatusChanged, pet.ID)
-		if err := audit.Scan(&actor, &detail); err != nil || actor != staffName || detail != "pending -> sold" {
+		actor, detail, err := modelstest.LastAudit(t, e.store, models.ActionPetStatusChanged, pet.ID)
+		if err != nil || actor != staffName || detail != "pending -> sold" {
 			t.Errorf("audit = %q %q %v", actor, detail, err)
 		}
 

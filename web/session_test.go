@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/securecookie"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/web"
@@ -26,11 +27,7 @@ import (
 // sessionRows counts the rows of the sessions table.
 func (e *env) sessionRows() int {
 	e.t.Helper()
-	var n int
-	if err := e.store.SQLDB().QueryRowContext(context.Background(), "SELECT COUNT(*) FROM sessions").Scan(&n); err != nil {
-		e.t.Fatal(err)
-	}
-	return n
+	return modelstest.CountRows(e.t, e.store, modelstest.Sessions)
 }
 
 // A flood of cookie-less visits to the sign-in page (and to pages that
@@ -173,11 +170,7 @@ func TestStolenSessionTableCannotSignIn(t *testing.T) {
 
 		// The cookie keys, as kept in the settings table.
 		key := func(name string) []byte {
-			var v string
-			if err := e.store.SQLDB().QueryRowContext(ctx, "SELECT value FROM settings WHERE name = ?", name).Scan(&v); err != nil {
-				t.Fatal(err)
-			}
-			k, err := hex.DecodeString(v)
+			k, err := hex.DecodeString(modelstest.Setting(t, e.store, name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -328,11 +321,7 @@ func TestSessionRows(t *testing.T) {
 		seen := func(b *browser) string {
 			t.Helper()
 			sum := sha256.Sum256([]byte(sessionCookie(t, b, e)))
-			var v any
-			if err := e.store.SQLDB().QueryRowContext(ctx, "SELECT updated_at FROM sessions WHERE id_hash = ?", hex.EncodeToString(sum[:])).Scan(&v); err != nil {
-				t.Fatal(err)
-			}
-			return fmt.Sprint(v)
+			return modelstest.SessionSeen(t, e.store, hex.EncodeToString(sum[:]))
 		}
 		wantRows := func(want int) {
 			t.Helper()
@@ -468,14 +457,10 @@ func TestSessionCookieBehindHTTPS(t *testing.T) {
 	})
 }
 
+// csrfInput returns the CSRF token of a page read as raw bytes.
 func csrfInput(t *testing.T, body string) string {
 	t.Helper()
-	_, rest, ok := strings.Cut(body, `name="csrf_token" value="`)
-	tok, _, ok2 := strings.Cut(rest, `"`)
-	if !ok || !ok2 || tok == "" {
-		t.Fatalf("no csrf_token on the page:\n%s", body)
-	}
-	return tok
+	return testkit.CSRFToken(t, testkit.Reply{Body: []byte(body)})
 }
 
 // Many requests at once, on one session and on several: sign-ins, page

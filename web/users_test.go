@@ -269,11 +269,11 @@ func TestChangePassword(t *testing.T) {
 // otherPassword is the password of the second account the tests make.
 const otherPassword = "bob's very own passphrase"
 
-// signInAs posts the sign-in form as username and returns the answer.
+// signInAs posts the sign-in form as username (the kit's sign-in) and
+// returns the answer.
 func (b *browser) signInAs(username, password string) page {
 	b.e.t.Helper()
-	login := b.get("/admin/login")
-	return b.post("/admin/login", url.Values{"csrf_token": {csrf(b.e.t, login)}, "username": {username}, "password": {password}})
+	return b.pageOf(b.c.SignIn(b.e.t, username, password))
 }
 
 // newMember creates bob and returns his id and a browser signed in as him.

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser journeys: Debian's Chromium, headless, driven through chromedp
 // against the product's whole HTTP surface (/v1, /admin and /static: a
@@ -33,6 +33,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -376,7 +377,7 @@ func (j *journey) screenshot(name string) {
 	j.t.Helper()
 	dir := os.Getenv("PETSTORE_SCREENSHOTS")
 	if dir == "" {
-		dir = filepath.Join("testdata", "screenshots")
+		dir = testkit.RepoPath(j.t, "testdata", "screenshots")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		j.t.Fatal(err)
@@ -478,7 +479,7 @@ func TestBrowserSignInDeepLink(t *testing.T) {
 // Journey 2: add a pet without a page reload (on SQLite and on MariaDB).
 func TestBrowserAddPet(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		j := newJourney(t, driver)
 		j.signedIn()
 		j.within("see the empty state", chromedp.WaitVisible(chromedp.CSS(`[data-testid="empty"]`)))
@@ -701,7 +702,7 @@ func TestBrowserAPIKeys(t *testing.T) {
 		const el = document.querySelector('[data-testid="new-key"] input, [data-testid="new-key"] code');
 		return el ? (el.value ?? el.textContent).trim() : "";
 	})()`)
-	if !keyPattern.MatchString(key) {
+	if !testkit.KeyPattern.MatchString(key) {
 		t.Fatalf("the new key %q does not look like a pst_ key", key)
 	}
 	if n := evalJS[int](j, `[...document.querySelectorAll('[data-testid="new-key"] button')].filter(b => b.textContent.trim().startsWith("Copy")).length`); n != 1 {
@@ -709,8 +710,8 @@ func TestBrowserAPIKeys(t *testing.T) {
 	}
 	j.screenshot("api-keys-new.png")
 
-	partner := newAPIClient(j.base, key)
-	if r := partner.get("/v1/pets"); r.status != http.StatusOK || strings.TrimSpace(string(r.body)) != "[]" {
+	partner := testkit.NewAPIClient(j.base, key)
+	if r := partner.Get("/v1/pets"); r.Status != http.StatusOK || strings.TrimSpace(string(r.Body)) != "[]" {
 		t.Fatalf("GET /v1/pets with the new key: %s, want 200 []", r)
 	}
 
@@ -749,7 +750,7 @@ func TestBrowserAPIKeys(t *testing.T) {
 	}
 	j.waitText(`[data-testid="flash"]`, "revoked")
 
-	if r := partner.get("/v1/pets"); r.status != http.StatusUnauthorized {
+	if r := partner.Get("/v1/pets"); r.Status != http.StatusUnauthorized {
 		t.Errorf("GET /v1/pets with the revoked key: %s, want 401", r)
 	}
 	keys, err = j.store.ListAPIKeys(context.Background())
@@ -785,18 +786,18 @@ func TestBrowserAPIKeyScopes(t *testing.T) {
 	j.within("see the new key", chromedp.WaitVisible(chromedp.CSS(`[data-testid="new-key"]`)))
 	j.wantNoReload("creating a key")
 	key := j.value(`[data-testid="new-key"] input`)
-	if !keyPattern.MatchString(key) {
+	if !testkit.KeyPattern.MatchString(key) {
 		t.Fatalf("the new key %q does not look like a pst_ key", key)
 	}
 	j.screenshot("api-keys-scoped.png")
 
-	partner := newAPIClient(j.base, key)
-	if r := partner.get("/v1/pets"); r.status != http.StatusOK {
+	partner := testkit.NewAPIClient(j.base, key)
+	if r := partner.Get("/v1/pets"); r.Status != http.StatusOK {
 		t.Errorf("GET /v1/pets with the read-only key: %s, want 200", r)
 	}
-	r := partner.createPet("Rex")
-	if r.status != http.StatusForbidden || r.header.Get("WWW-Authenticate") != `Bearer realm="petstore", error="insufficient_scope", scope="pets:write"` {
-		t.Errorf("POST /v1/pets with the read-only key: %s, WWW-Authenticate %q; want 403 insufficient_scope", r, r.header.Get("WWW-Authenticate"))
+	r := partner.CreatePet("Rex")
+	if r.Status != http.StatusForbidden || r.Header.Get("WWW-Authenticate") != `Bearer realm="petstore", error="insufficient_scope", scope="pets:write"` {
+		t.Errorf("POST /v1/pets with the read-only key: %s, WWW-Authenticate %q; want 403 insufficient_scope", r, r.Header.Get("WWW-Authenticate"))
 	}
 	if pets := j.storedPets(); len(pets) != 0 {
 		t.Errorf("the refused create stored %d pets", len(pets))

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The CSV export's measurement (a million pets exported with the server's
 // peak RSS under 64 MiB): the real binary on a fresh
@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -53,7 +54,7 @@ func TestExportBench(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Fatalf("the export benchmark reads peak RSS from /proc (Linux): %v", err)
 	}
-	petstoreBinary(t) // built once, before anything is timed
+	testkit.Binary(t) // built once, before anything is timed
 	var results []exportResult
 	seeds := map[string]time.Duration{}
 	for _, driver := range modelstest.Drivers {
@@ -76,10 +77,11 @@ func TestExportBench(t *testing.T) {
 		fmt.Fprintf(&b, "seed %s: %.1f s\n", driver, seeds[driver].Seconds())
 	}
 	fmt.Print("\n" + b.String())
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
+	dir := testkit.RepoPath(t, "testdata")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "exportbench.txt"), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "exportbench.txt"), []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("wrote testdata/exportbench.txt")
@@ -90,8 +92,8 @@ func TestExportBench(t *testing.T) {
 func benchExports(t *testing.T, driver string, rows int) ([]exportResult, time.Duration) {
 	databaseURL := modelstest.URL(t, driver)
 	vars := map[string]string{"DATABASE_URL": databaseURL}
-	wantCode(t, runBinary(t, vars, "migrate"), 0)
-	store := openStore(t, databaseURL)
+	testkit.WantCode(t, testkit.RunBinary(t, vars, "migrate"), 0)
+	store := testkit.OpenStore(t, databaseURL)
 	engine, version := engineVersion(t, driver, store)
 	start := time.Now()
 	seedPets(t, vars, store, rows)
@@ -103,8 +105,8 @@ func benchExports(t *testing.T, driver string, rows int) ([]exportResult, time.D
 	t.Logf("%s %s: %d pets seeded in %.1f s", engine, version, rows, seeded.Seconds())
 
 	srv := startBenchServer(t, databaseURL)
-	c := signedIn(t, srv.base, "reader", memberPassword)
-	client := &http.Client{Jar: c.http.Jar, Timeout: 30 * time.Minute}
+	c := testkit.SignedIn(t, srv.Base, "reader", memberPassword)
+	client := &http.Client{Jar: c.HTTP.Jar, Timeout: 30 * time.Minute}
 	cases := []exportCase{
 		{"all", "/admin/pets/export.csv", func(n int) (int, bool) { return n, true }},
 		{"sold", "/admin/pets/export.csv?status=sold", func(n int) (int, bool) { return 0, false }},
@@ -114,7 +116,7 @@ func benchExports(t *testing.T, driver string, rows int) ([]exportResult, time.D
 	for _, ec := range cases {
 		waitQuiet(t, ec.name, 10*time.Second)
 		r := exportResult{engine: engine, version: version, name: ec.name, rssBefore: srv.peakRSS(t)}
-		r.rows, r.bytes, r.firstByte, r.total = downloadExport(t, client, srv.base+ec.path)
+		r.rows, r.bytes, r.firstByte, r.total = downloadExport(t, client, srv.Base+ec.path)
 		r.rssAfter = srv.peakRSS(t)
 		if want, known := ec.want(rows); known && r.rows != want {
 			t.Errorf("%s: %d rows, want %d", ec.name, r.rows, want)
@@ -126,7 +128,7 @@ func benchExports(t *testing.T, driver string, rows int) ([]exportResult, time.D
 			engine, ec.name, r.rows, r.bytes, r.total.Seconds(), float64(r.firstByte.Microseconds())/1000, r.rssAfter, r.rssBefore)
 		out = append(out, r)
 	}
-	srv.stop(t)
+	srv.Stop(t)
 	return out, seeded
 }
 

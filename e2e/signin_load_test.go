@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -27,16 +28,16 @@ func TestSignInBurstLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load measurement")
 	}
-	p := serveBinary(t, "serve", serveVars(modelstest.URL(t, models.DriverSQLite)))
-	partner := newAPIClient(p.base, bootstrapOf(t, p.stdout.String()).key)
+	p := testkit.ServeBinary(t, "serve", testkit.ServeVars(modelstest.URL(t, models.DriverSQLite)))
+	partner := testkit.NewAPIClient(p.Base, testkit.BootstrapOf(t, p.Stdout.String()).Key)
 	sample := func(n int) []time.Duration {
 		took := make([]time.Duration, 0, n)
 		for range n {
-			r := partner.get("/v1/pets?limit=1")
-			if r.err != nil || r.status != http.StatusOK {
+			r := partner.Get("/v1/pets?limit=1")
+			if r.Err != nil || r.Status != http.StatusOK {
 				t.Fatalf("GET /v1/pets?limit=1: %s", r)
 			}
-			took = append(took, r.took)
+			took = append(took, r.Took)
 		}
 		slices.Sort(took)
 		return took
@@ -57,9 +58,9 @@ func TestSignInBurstLoad(t *testing.T) {
 		statuses = map[int]int{}
 	)
 	for range attackers {
-		attacker := newConsole(p.base)
-		attacker.http.Timeout = time.Minute
-		tok := csrfToken(t, attacker.get("/admin/login"))
+		attacker := testkit.NewConsole(p.Base)
+		attacker.HTTP.Timeout = time.Minute
+		tok := testkit.CSRFToken(t, attacker.Get("/admin/login"))
 		wg.Go(func() {
 			for !stop.Load() {
 				due := time.Now().Add(attackEvery)
@@ -67,10 +68,10 @@ func TestSignInBurstLoad(t *testing.T) {
 				// A new address each time: 127.1.0.1, 127.1.0.2, ...
 				ip := net.IPv4(127, byte(1+n>>16), byte(n>>8), byte(n))
 				d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: ip}}
-				attacker.http.Transport = &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
-				r := attacker.post("/admin/login", url.Values{"csrf_token": {tok}, "username": {fmt.Sprintf("guess%d", n)}, "password": {"not the password at all"}})
+				attacker.HTTP.Transport = &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
+				r := attacker.Post("/admin/login", url.Values{"csrf_token": {tok}, "username": {fmt.Sprintf("guess%d", n)}, "password": {"not the password at all"}})
 				mu.Lock()
-				statuses[r.status]++
+				statuses[r.Status]++
 				mu.Unlock()
 				time.Sleep(time.Until(due))
 			}
@@ -83,12 +84,12 @@ func TestSignInBurstLoad(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 
-	figureDuration(t, "api_idle_p50", pct(idle, 0.5))
-	figureDuration(t, "api_idle_p95", pct(idle, 0.95))
-	figureDuration(t, "api_signin_burst_p50", pct(loaded, 0.5))
-	figureDuration(t, "api_signin_burst_p95", pct(loaded, 0.95))
+	testkit.FigureDuration(t, "api_idle_p50", pct(idle, 0.5))
+	testkit.FigureDuration(t, "api_idle_p95", pct(idle, 0.95))
+	testkit.FigureDuration(t, "api_signin_burst_p50", pct(loaded, 0.5))
+	testkit.FigureDuration(t, "api_signin_burst_p95", pct(loaded, 0.95))
 	for status, n := range statuses {
-		figure(t, fmt.Sprintf("signin_burst_status_%d_per_s", status), float64(n)/(elapsed+2*time.Second).Seconds(), "1/s")
+		testkit.Figure(t, fmt.Sprintf("signin_burst_status_%d_per_s", status), float64(n)/(elapsed+2*time.Second).Seconds(), "1/s")
 	}
 	for status := range statuses {
 		if status == 0 || status >= 500 && status != http.StatusServiceUnavailable {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The Galera test: petstore on a real multi-primary cluster.
 // The cluster, its health checks and HAProxy are in galera_harness_test.go;
@@ -27,6 +27,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -34,8 +35,8 @@ import (
 type galeraSite struct {
 	cluster *galeraCluster
 	proxy   *haproxy
-	a, b    *instance
-	boot    boot
+	a, b    *testkit.Instance
+	boot    testkit.Boot
 	// urls are the DATABASE_URLs of the frontends, by frontend name.
 	urls map[string]string
 }
@@ -66,7 +67,7 @@ func TestGalera(t *testing.T) {
 	// and its failure windows are measured.
 	start := time.Now()
 	g := startGaleraSite(t)
-	figureDuration(t, "galera_setup", time.Since(start))
+	testkit.FigureDuration(t, "galera_setup", time.Since(start))
 
 	t.Run("schema fits Galera", func(t *testing.T) { testGaleraSchema(t, g) })
 	t.Run("read your writes across nodes", func(t *testing.T) { testGaleraReadYourWrites(t, g) })
@@ -74,10 +75,10 @@ func TestGalera(t *testing.T) {
 	t.Run("a node lost under load, then another", func(t *testing.T) { testGaleraNodeLoss(t, g) })
 	t.Run("ids with gaps: paging, Location, console", func(t *testing.T) { testGaleraIDGaps(t, g) })
 
-	for _, p := range []*instance{g.a, g.b} {
-		p.stop(t)
+	for _, p := range []*testkit.Instance{g.a, g.b} {
+		p.Stop(t)
 	}
-	figureDuration(t, "galera_test", time.Since(start))
+	testkit.FigureDuration(t, "galera_test", time.Since(start))
 }
 
 // startGaleraSite starts the cluster, creates petstore's database and
@@ -86,10 +87,10 @@ func TestGalera(t *testing.T) {
 // bootstraps.
 func startGaleraSite(t *testing.T) *galeraSite {
 	t.Helper()
-	petstoreBinary(t) // built before the clock starts
+	testkit.Binary(t) // built before the clock starts
 	clusterStart := time.Now()
 	c := startGaleraCluster(t, 3)
-	figureDuration(t, "galera_cluster_start_with_two_sst", time.Since(clusterStart))
+	testkit.FigureDuration(t, "galera_cluster_start_with_two_sst", time.Since(clusterStart))
 	n1, n2, n3 := c.nodes[0], c.nodes[1], c.nodes[2]
 	for _, q := range []string{
 		"CREATE DATABASE petstore CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
@@ -109,18 +110,18 @@ func startGaleraSite(t *testing.T) *galeraSite {
 	for name, port := range g.proxy.ports {
 		g.urls[name] = fmt.Sprintf("mysql://petstore:%s@127.0.0.1:%d/petstore?wsrep_sync_wait=3", galeraDBPassword, port)
 	}
-	g.a = startBinaryLogging(t, "instance A", serveVars(g.urls[frontendA]), filepath.Join(c.dir, "instance-a.log"), "serve")
-	g.b = startBinaryLogging(t, "instance B", serveVars(g.urls[frontendB]), filepath.Join(c.dir, "instance-b.log"), "serve")
-	g.a.waitListening(t, time.Minute)
-	g.b.waitListening(t, time.Minute)
-	outA, outB := g.a.stdout.String(), g.b.stdout.String()
+	g.a = testkit.StartBinaryLogging(t, "instance A", testkit.ServeVars(g.urls[frontendA]), filepath.Join(c.dir, "instance-a.log"), "serve")
+	g.b = testkit.StartBinaryLogging(t, "instance B", testkit.ServeVars(g.urls[frontendB]), filepath.Join(c.dir, "instance-b.log"), "serve")
+	g.a.WaitListening(t, time.Minute)
+	g.b.WaitListening(t, time.Minute)
+	outA, outB := g.a.Stdout.String(), g.b.Stdout.String()
 	if n := strings.Count(outA, "First start") + strings.Count(outB, "First start"); n != 1 {
-		t.Fatalf("the bootstrap block was printed %d times, want once:\nA:\n%s\nB:\n%s", n, tail(outA, 30), tail(outB, 30))
+		t.Fatalf("the bootstrap block was printed %d times, want once:\nA:\n%s\nB:\n%s", n, testkit.Tail(outA, 30), testkit.Tail(outB, 30))
 	}
 	if strings.Contains(outA, "First start") {
-		g.boot = bootstrapOf(t, outA)
+		g.boot = testkit.BootstrapOf(t, outA)
 	} else {
-		g.boot = bootstrapOf(t, outB)
+		g.boot = testkit.BootstrapOf(t, outB)
 	}
 	return g
 }
@@ -233,8 +234,8 @@ func testGaleraReadYourWrites(t *testing.T, g *galeraSite) {
 			}
 		}
 		conn.Close()
-		figure(t, fmt.Sprintf("galera_sql_reads_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedReads), fmt.Sprintf("of %d", tries))
-		figure(t, fmt.Sprintf("galera_sql_updates_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedUpdates), fmt.Sprintf("of %d", tries))
+		testkit.Figure(t, fmt.Sprintf("galera_sql_reads_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedReads), fmt.Sprintf("of %d", tries))
+		testkit.Figure(t, fmt.Sprintf("galera_sql_updates_missing_a_commit_of_another_node_sync_wait_%d", wait), float64(missedUpdates), fmt.Sprintf("of %d", tries))
 		if wait > 0 && missedReads > 0 {
 			t.Errorf("with wsrep_sync_wait=%d, %d of %d reads on node2 missed a row just committed on node1", wait, missedReads, tries)
 		}
@@ -245,19 +246,19 @@ func testGaleraReadYourWrites(t *testing.T, g *galeraSite) {
 
 	// Through petstore: create on A, read the Location on B at once.
 	const creates = 100
-	onA, onB := newAPIClient(g.a.base, g.boot.key), newAPIClient(g.b.base, g.boot.key)
+	onA, onB := testkit.NewAPIClient(g.a.Base, g.boot.Key), testkit.NewAPIClient(g.b.Base, g.boot.Key)
 	missed := 0
 	for i := range creates {
 		name := fmt.Sprintf("read-your-writes %d", i)
-		p := wantCreated(t, onA.createPet(name), name)
-		if r := onB.get("/v1/pets/" + strconv.FormatInt(p.ID, 10)); r.status != http.StatusOK {
+		p := testkit.WantCreated(t, onA.CreatePet(name), name)
+		if r := onB.Get("/v1/pets/" + strconv.FormatInt(p.ID, 10)); r.Status != http.StatusOK {
 			missed++
 			if missed <= 3 {
 				t.Errorf("pet %d created through A: B answered %s", p.ID, r)
 			}
 		}
 	}
-	figure(t, "galera_http_reads_through_B_missing_a_create_through_A", float64(missed), fmt.Sprintf("of %d", creates))
+	testkit.Figure(t, "galera_http_reads_through_B_missing_a_create_through_A", float64(missed), fmt.Sprintf("of %d", creates))
 }
 
 // testGaleraAcrossNodes: a session made through A works through B (and a
@@ -266,7 +267,7 @@ func testGaleraReadYourWrites(t *testing.T, g *galeraSite) {
 // within the second the service promises; and the audit trail read
 // through B shows what was done through A.
 func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
-	plain := newHTTPClient(15 * time.Second)
+	plain := testkit.NewHTTPClient(15 * time.Second)
 	for frontend, want := range map[string]string{frontendA: "node1", frontendB: "node2"} {
 		var node string
 		if err := openNodeDB(t, g.proxy.ports[frontend], "", "").QueryRow("SELECT @@wsrep_node_name").Scan(&node); err != nil || node != want {
@@ -275,18 +276,18 @@ func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
 	}
 
 	t.Run("a session made on A works on B, a sign-out on B ends it on A", func(t *testing.T) {
-		staff := signedIn(t, g.a.base, g.boot.username, g.boot.password)
-		cookie := http.Header{"Cookie": {staff.cookie(t)}}
-		if r := send(plain, http.MethodGet, g.b.base, "/admin/pets", cookie, ""); r.status != http.StatusOK || !strings.Contains(string(r.body), `data-testid="sign-out"`) {
+		staff := testkit.SignedIn(t, g.a.Base, g.boot.Username, g.boot.Password)
+		cookie := http.Header{"Cookie": {staff.Cookie(t)}}
+		if r := testkit.Send(plain, http.MethodGet, g.b.Base, "/admin/pets", cookie, ""); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `data-testid="sign-out"`) {
 			t.Fatalf("B with A's session, at once: %s, want the pets page, signed in", r)
 		}
-		onB := newConsole(g.b.base)
-		onB.http.Jar = staff.http.Jar
-		page := onB.get("/admin/pets")
-		if r := onB.post("/admin/logout", url.Values{"csrf_token": {csrfToken(t, page)}}); r.status != http.StatusSeeOther {
+		onB := testkit.NewConsole(g.b.Base)
+		onB.HTTP.Jar = staff.HTTP.Jar
+		page := onB.Get("/admin/pets")
+		if r := onB.Post("/admin/logout", url.Values{"csrf_token": {testkit.CSRFToken(t, page)}}); r.Status != http.StatusSeeOther {
 			t.Fatalf("sign out on B: %s, want 303", r)
 		}
-		if r := send(plain, http.MethodGet, g.a.base, "/admin/pets", cookie, ""); r.status != http.StatusSeeOther {
+		if r := testkit.Send(plain, http.MethodGet, g.a.Base, "/admin/pets", cookie, ""); r.Status != http.StatusSeeOther {
 			t.Errorf("A with the session signed out on B: %s, want 303 to sign in", r)
 		}
 	})
@@ -298,28 +299,28 @@ func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
 		// the instance's password checks all busy (503, Retry-After) is
 		// sent again, as a browser's user would.
 		const attempts = 2 * models.MaxFailuresPerUsernameAddress
-		consoles := make([]*console, attempts)
+		consoles := make([]*testkit.Console, attempts)
 		tokens := make([]string, attempts)
 		for i := range consoles {
-			base := g.a.base
+			base := g.a.Base
 			if i%2 == 1 {
-				base = g.b.base
+				base = g.b.Base
 			}
-			consoles[i] = newConsole(base)
-			login := consoles[i].get("/admin/login")
-			tokens[i] = csrfToken(t, login)
+			consoles[i] = testkit.NewConsole(base)
+			login := consoles[i].Get("/admin/login")
+			tokens[i] = testkit.CSRFToken(t, login)
 		}
 		statuses := make([]int, attempts)
 		var wg sync.WaitGroup
 		for i, c := range consoles {
 			wg.Go(func() {
 				form := url.Values{"csrf_token": {tokens[i]}, "username": {"galera-limit"}, "password": {"wrong-password-" + strconv.Itoa(i)}}
-				r := c.post("/admin/login", form)
-				for try := 0; r.status == http.StatusServiceUnavailable && try < 50; try++ {
+				r := c.Post("/admin/login", form)
+				for try := 0; r.Status == http.StatusServiceUnavailable && try < 50; try++ {
 					time.Sleep(100 * time.Millisecond)
-					r = c.post("/admin/login", form)
+					r = c.Post("/admin/login", form)
 				}
-				statuses[i] = r.status
+				statuses[i] = r.Status
 			})
 		}
 		wg.Wait()
@@ -334,50 +335,50 @@ func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
 	})
 
 	t.Run("a key revoked through A is refused through B within 1 s", func(t *testing.T) {
-		cli := runBinary(t, map[string]string{"DATABASE_URL": g.urls[frontendA]}, "apikey", "create", "--name", "galera-partner")
-		wantCode(t, cli, 0)
-		key := wantOneLine(t, "apikey create stdout", cli.stdout)
-		onA, onB := newAPIClient(g.a.base, key), newAPIClient(g.b.base, key)
-		for _, c := range []*apiClient{onA, onB} {
-			if r := c.get("/v1/pets?limit=1"); r.status != http.StatusOK {
-				t.Fatalf("the new key on %s: %s, want 200", c.base, r)
+		cli := testkit.RunBinary(t, map[string]string{"DATABASE_URL": g.urls[frontendA]}, "apikey", "create", "--name", "galera-partner")
+		testkit.WantCode(t, cli, 0)
+		key := testkit.WantOneLine(t, "apikey create stdout", cli.Stdout)
+		onA, onB := testkit.NewAPIClient(g.a.Base, key), testkit.NewAPIClient(g.b.Base, key)
+		for _, c := range []*testkit.APIClient{onA, onB} {
+			if r := c.Get("/v1/pets?limit=1"); r.Status != http.StatusOK {
+				t.Fatalf("the new key on %s: %s, want 200", c.Base, r)
 			}
 		}
-		list := runBinary(t, map[string]string{"DATABASE_URL": g.urls[frontendB]}, "apikey", "list")
-		wantCode(t, list, 0)
-		m := regexp.MustCompile(`(?m)^(\d+)\s+galera-partner\s+(\S+)\s`).FindStringSubmatch(list.stdout)
+		list := testkit.RunBinary(t, map[string]string{"DATABASE_URL": g.urls[frontendB]}, "apikey", "list")
+		testkit.WantCode(t, list, 0)
+		m := regexp.MustCompile(`(?m)^(\d+)\s+galera-partner\s+(\S+)\s`).FindStringSubmatch(list.Stdout)
 		if m == nil || m[2] != key[:models.KeyPrefixLen] {
-			t.Fatalf("apikey list through B's frontend does not show the key %s:\n%s", key[:models.KeyPrefixLen], list.stdout)
+			t.Fatalf("apikey list through B's frontend does not show the key %s:\n%s", key[:models.KeyPrefixLen], list.Stdout)
 		}
 		keyID := m[1]
-		staff := signedIn(t, g.a.base, g.boot.username, g.boot.password)
-		confirm := staff.get("/admin/api-keys/" + keyID + "/revoke")
-		if confirm.status != http.StatusOK {
+		staff := testkit.SignedIn(t, g.a.Base, g.boot.Username, g.boot.Password)
+		confirm := staff.Get("/admin/api-keys/" + keyID + "/revoke")
+		if confirm.Status != http.StatusOK {
 			t.Fatalf("A's revoke confirmation page: %s", confirm)
 		}
-		if r := staff.post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {csrfToken(t, confirm)}}); r.status != http.StatusSeeOther {
+		if r := staff.Post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {testkit.CSRFToken(t, confirm)}}); r.Status != http.StatusSeeOther {
 			t.Fatalf("revoke on A's console: %s, want 303", r)
 		}
 		revoked := time.Now()
-		waitFor(t, "B refuses the key revoked through A", 5*time.Second, 5*time.Millisecond, func() bool {
-			return onB.get("/v1/pets?limit=1").status == http.StatusUnauthorized
+		testkit.WaitFor(t, "B refuses the key revoked through A", 5*time.Second, 5*time.Millisecond, func() bool {
+			return onB.Get("/v1/pets?limit=1").Status == http.StatusUnauthorized
 		})
 		delay := time.Since(revoked)
-		figureDuration(t, "galera_revocation_through_A_refused_through_B", delay)
+		testkit.FigureDuration(t, "galera_revocation_through_A_refused_through_B", delay)
 		if delay > time.Second {
 			t.Errorf("B refused the revoked key %s after the revocation through A, want within 1 s", delay)
 		}
-		wantAPIError(t, "the revoked key on A", onA.get("/v1/pets?limit=1"), http.StatusUnauthorized, models.CodeUnauthorized)
+		testkit.WantAPIError(t, "the revoked key on A", onA.Get("/v1/pets?limit=1"), http.StatusUnauthorized, models.CodeUnauthorized)
 
 		t.Run("the audit trail read through B shows it", func(t *testing.T) {
-			onB := signedIn(t, g.b.base, g.boot.username, g.boot.password)
-			r := onB.get("/admin/audit?action=" + models.ActionKeyRevoked)
-			rows := htmlDoc(t, r).Find(`tr[data-testid="audit-row"]`)
-			if r.status != http.StatusOK || rows.Length() != 1 || !strings.Contains(rows.Text(), models.TargetAPIKey+" "+keyID) {
+			onB := testkit.SignedIn(t, g.b.Base, g.boot.Username, g.boot.Password)
+			r := onB.Get("/admin/audit?action=" + models.ActionKeyRevoked)
+			rows := testkit.HTMLDoc(t, r).Find(`tr[data-testid="audit-row"]`)
+			if r.Status != http.StatusOK || rows.Length() != 1 || !strings.Contains(rows.Text(), models.TargetAPIKey+" "+keyID) {
 				t.Errorf("B's audit trail of revocations: %s (%d rows), want the revocation of key %s", r, rows.Length(), keyID)
 			}
-			r = onB.get("/admin/audit?action=" + models.ActionLoginFailed)
-			if n := htmlDoc(t, r).Find(`tr[data-testid="audit-row"]`).Length(); n != models.MaxFailuresPerUsernameAddress {
+			r = onB.Get("/admin/audit?action=" + models.ActionLoginFailed)
+			if n := testkit.HTMLDoc(t, r).Find(`tr[data-testid="audit-row"]`).Length(); n != models.MaxFailuresPerUsernameAddress {
 				t.Errorf("B's audit trail shows %d failed sign-ins, want the %d checked through A and B", n, models.MaxFailuresPerUsernameAddress)
 			}
 		})
@@ -391,7 +392,7 @@ type loadRecord struct {
 	create     bool   // a create (else a list)
 	status     int
 	err        error
-	failure    *reply // the answer, when it failed
+	failure    *testkit.Reply // the answer, when it failed
 }
 
 func (r loadRecord) failed() bool {
@@ -430,12 +431,12 @@ func startGaleraLoad(t *testing.T, g *galeraSite) *galeraLoad {
 		ackedBy: map[string]*atomic.Int64{"A": {}, "B": {}}}
 	deadline := time.Now().Add(galeraLoadMaxTime)
 	for w := range galeraLoadWorkers {
-		name, base := "A", g.a.base
+		name, base := "A", g.a.Base
 		if w%2 == 1 {
-			name, base = "B", g.b.base
+			name, base = "B", g.b.Base
 		}
-		c := newAPIClient(base, g.boot.key)
-		c.http.Transport = &http.Transport{MaxIdleConnsPerHost: 1}
+		c := testkit.NewAPIClient(base, g.boot.Key)
+		c.HTTP.Transport = &http.Transport{MaxIdleConnsPerHost: 1}
 		l.wg.Go(func() {
 			for seq := 0; ; seq++ {
 				select {
@@ -449,8 +450,8 @@ func startGaleraLoad(t *testing.T, g *galeraSite) *galeraLoad {
 				l.create(c, name, fmt.Sprintf("galera-%s-%d-%d", name, w, seq))
 				if seq%3 == 2 {
 					after := max(0, l.lastID.Load()-500)
-					r := c.get("/v1/pets?limit=20&after=" + strconv.FormatInt(after, 10))
-					l.record(loadRecord{start: time.Now().Add(-r.took), end: time.Now(), instance: name, status: r.status, err: r.err}, r)
+					r := c.Get("/v1/pets?limit=20&after=" + strconv.FormatInt(after, 10))
+					l.record(loadRecord{start: time.Now().Add(-r.Took), end: time.Now(), instance: name, status: r.Status, err: r.Err}, r)
 				}
 			}
 		})
@@ -460,24 +461,24 @@ func startGaleraLoad(t *testing.T, g *galeraSite) *galeraLoad {
 
 // create sends one create until it is answered 201, with the same key
 // each time, as a careful partner does, for at most galeraCreateGiveUp.
-func (l *galeraLoad) create(c *apiClient, instance, name string) {
+func (l *galeraLoad) create(c *testkit.APIClient, instance, name string) {
 	body, _ := json.Marshal(map[string]any{"name": name, "categoryId": 7})
 	header := http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"key-" + name}}
 	giveUp := time.Now().Add(galeraCreateGiveUp)
 	for {
 		start := time.Now()
-		r := c.do(http.MethodPost, "/v1/pets", header, string(body))
-		l.record(loadRecord{start: start, end: time.Now(), instance: instance, create: true, status: r.status, err: r.err}, r)
-		if r.err == nil && r.status == http.StatusCreated {
+		r := c.Do(http.MethodPost, "/v1/pets", header, string(body))
+		l.record(loadRecord{start: start, end: time.Now(), instance: instance, create: true, status: r.Status, err: r.Err}, r)
+		if r.Err == nil && r.Status == http.StatusCreated {
 			var pet api.Pet
-			if err := json.Unmarshal(r.body, &pet); err != nil || pet.Name != name || pet.ID < 1 {
-				l.t.Errorf("create %q: 201 with body %s", name, r.body)
+			if err := json.Unmarshal(r.Body, &pet); err != nil || pet.Name != name || pet.ID < 1 {
+				l.t.Errorf("create %q: 201 with body %s", name, r.Body)
 				return
 			}
-			if loc := r.header.Get("Location"); loc != "/v1/pets/"+strconv.FormatInt(pet.ID, 10) {
+			if loc := r.Header.Get("Location"); loc != "/v1/pets/"+strconv.FormatInt(pet.ID, 10) {
 				l.t.Errorf("create %q: Location %q for pet %d", name, loc, pet.ID)
 			}
-			if r.header.Get("Idempotent-Replayed") == "true" {
+			if r.Header.Get("Idempotent-Replayed") == "true" {
 				l.replayed.Add(1)
 			}
 			l.mu.Lock()
@@ -492,7 +493,7 @@ func (l *galeraLoad) create(c *apiClient, instance, name string) {
 			return
 		}
 		pause := 20 * time.Millisecond // no hot loop while a node is away
-		if r.status == http.StatusConflict {
+		if r.Status == http.StatusConflict {
 			pause = 200 * time.Millisecond // the key's first request is still held
 		}
 		time.Sleep(pause)
@@ -500,7 +501,7 @@ func (l *galeraLoad) create(c *apiClient, instance, name string) {
 }
 
 // record notes one request of the load and, if it failed, its answer.
-func (l *galeraLoad) record(r loadRecord, answer reply) {
+func (l *galeraLoad) record(r loadRecord, answer testkit.Reply) {
 	if r.failed() {
 		r.failure = &answer
 	}
@@ -520,7 +521,7 @@ func (l *galeraLoad) ackedCount() int {
 func (l *galeraLoad) waitAcked(t *testing.T, instance string, n int64, why string) {
 	t.Helper()
 	from := l.ackedBy[instance].Load()
-	waitFor(t, why, 30*time.Second, 10*time.Millisecond, func() bool { return l.ackedBy[instance].Load() >= from+n })
+	testkit.WaitFor(t, why, 30*time.Second, 10*time.Millisecond, func() bool { return l.ackedBy[instance].Load() >= from+n })
 }
 
 // end stops the workers; each finishes its create first.
@@ -550,7 +551,7 @@ func testGaleraNodeLoss(t *testing.T, g *galeraSite) {
 	n1, n2 := g.cluster.nodes[0], g.cluster.nodes[1]
 	load := startGaleraLoad(t, g)
 	t.Cleanup(load.end)
-	waitFor(t, "200 creates before the first loss", 30*time.Second, 10*time.Millisecond, func() bool { return load.ackedCount() >= 200 })
+	testkit.WaitFor(t, "200 creates before the first loss", 30*time.Second, 10*time.Millisecond, func() bool { return load.ackedCount() >= 200 })
 	time.Sleep(3 * time.Second)
 
 	var phases []killPhase
@@ -563,10 +564,10 @@ func testGaleraNodeLoss(t *testing.T, g *galeraSite) {
 		killed := lost.node.kill(t)
 		phases = append(phases, killPhase{node: lost.node, from: killed})
 		g.proxy.waitServer(t, lost.frontend, lost.node.name, "DOWN", 30*time.Second)
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_haproxy_marked_%s_down", k, lost.node.name), time.Since(killed))
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_haproxy_marked_%s_down", k, lost.node.name), time.Since(killed))
 		// The instance whose node it was keeps creating, on another node.
 		load.waitAcked(t, lost.instance, 50, fmt.Sprintf("creates through %s after %s was killed", lost.instance, lost.node.name))
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_first_50_creates_through_%s", k, lost.instance), time.Since(killed))
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_first_50_creates_through_%s", k, lost.instance), time.Since(killed))
 		survivor := g.cluster.nodes[2]
 		if size, err := survivor.status(t.Context(), "wsrep_cluster_size"); err != nil || size != "2" {
 			t.Errorf("after killing %s, %s sees a cluster of %q (%v), want 2", lost.node.name, survivor.name, size, err)
@@ -576,13 +577,13 @@ func testGaleraNodeLoss(t *testing.T, g *galeraSite) {
 		restarted := time.Now()
 		lost.node.restart(t)
 		lost.node.waitSynced(t, 2*time.Minute)
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_%s_restarted_and_synced_by_ist", k, lost.node.name), time.Since(restarted))
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_%s_restarted_and_synced_by_ist", k, lost.node.name), time.Since(restarted))
 		log := lost.node.logSinceStart()
 		if !strings.Contains(log, "IST received") || strings.Contains(log, "SST completed on joiner") {
-			t.Errorf("%s rejoined without IST (or with SST):\n%s", lost.node.name, tail(log, 40))
+			t.Errorf("%s rejoined without IST (or with SST):\n%s", lost.node.name, testkit.Tail(log, 40))
 		}
 		g.proxy.waitServer(t, lost.frontend, lost.node.name, "UP", 30*time.Second)
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_%s_back_in_haproxy", k, lost.node.name), time.Since(restarted))
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_%s_back_in_haproxy", k, lost.node.name), time.Since(restarted))
 		time.Sleep(4 * time.Second)
 	}
 	load.end()
@@ -629,25 +630,25 @@ func (g *galeraSite) checkLoad(t *testing.T, load *galeraLoad, phases []killPhas
 			other5xx++
 			t.Errorf("%s %s: %s, want 201/200 or 503", r.instance, kind, r.failure)
 		case r.status == http.StatusServiceUnavailable:
-			wantAPIError(t, r.instance+" "+kind, *r.failure, http.StatusServiceUnavailable, models.CodeUnavailable)
+			testkit.WantAPIError(t, r.instance+" "+kind, *r.failure, http.StatusServiceUnavailable, models.CodeUnavailable)
 		case r.create && r.status == http.StatusConflict:
-			wantAPIError(t, r.instance+" "+kind, *r.failure, http.StatusConflict, models.CodeIdempotencyKeyInUse)
+			testkit.WantAPIError(t, r.instance+" "+kind, *r.failure, http.StatusConflict, models.CodeIdempotencyKeyInUse)
 		default:
 			t.Errorf("%s %s: %s, want 201/200, or 503 (409 for a create whose key is held)", r.instance, kind, r.failure)
 		}
 	}
 	t.Logf("answers by instance, kind and status: %v", byStatus)
-	for _, p := range []*instance{g.a, g.b} {
-		t.Logf("causes of failed requests logged by %s: %v", p.name, failureCauses(p.stderr.String()))
+	for _, p := range []*testkit.Instance{g.a, g.b} {
+		t.Logf("causes of failed requests logged by %s: %v", p.Name, failureCauses(p.Stderr.String()))
 	}
 	load.mu.Lock()
 	acked := len(load.acked)
 	load.mu.Unlock()
-	figure(t, "galera_requests_attempted", float64(len(recs)), "requests")
-	figure(t, "galera_creates_acknowledged", float64(acked), "creates")
-	figure(t, "galera_requests_failed", float64(failed), "requests")
-	figure(t, "galera_5xx_other_than_503", float64(other5xx), "requests")
-	figure(t, "galera_requests_without_answer", float64(noAnswer), "requests")
+	testkit.Figure(t, "galera_requests_attempted", float64(len(recs)), "requests")
+	testkit.Figure(t, "galera_creates_acknowledged", float64(acked), "creates")
+	testkit.Figure(t, "galera_requests_failed", float64(failed), "requests")
+	testkit.Figure(t, "galera_5xx_other_than_503", float64(other5xx), "requests")
+	testkit.Figure(t, "galera_requests_without_answer", float64(noAnswer), "requests")
 	if other5xx > 0 {
 		t.Errorf("%d requests failed with a 5xx other than 503", other5xx)
 	}
@@ -669,9 +670,9 @@ func (g *galeraSite) checkLoad(t *testing.T, load *galeraLoad, phases []killPhas
 			}
 		}
 		t.Logf("failed requests after %s was killed (times from the kill):\n%s", p.node.name, strings.Join(lines, "\n"))
-		figure(t, fmt.Sprintf("galera_kill_%d_%s_requests_failed", k, p.node.name), float64(n), "requests")
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_%s_longest_failure_window", k, p.node.name), window)
-		figureDuration(t, fmt.Sprintf("galera_kill_%d_%s_longest_request", k, p.node.name), longest)
+		testkit.Figure(t, fmt.Sprintf("galera_kill_%d_%s_requests_failed", k, p.node.name), float64(n), "requests")
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_%s_longest_failure_window", k, p.node.name), window)
+		testkit.FigureDuration(t, fmt.Sprintf("galera_kill_%d_%s_longest_request", k, p.node.name), longest)
 	}
 }
 
@@ -738,9 +739,9 @@ func (g *galeraSite) checkStoredCreates(t *testing.T, load *galeraLoad) {
 		}
 		answeredTo[id] = name
 	}
-	figure(t, "galera_creates_replayed_after_a_failed_attempt_was_stored", float64(load.replayed.Load()), "creates")
-	figure(t, "galera_creates_lost", float64(lost), "creates")
-	figure(t, "galera_creates_duplicated", float64(duplicates), "creates")
+	testkit.Figure(t, "galera_creates_replayed_after_a_failed_attempt_was_stored", float64(load.replayed.Load()), "creates")
+	testkit.Figure(t, "galera_creates_lost", float64(lost), "creates")
+	testkit.Figure(t, "galera_creates_duplicated", float64(duplicates), "creates")
 	if len(acked) == 0 {
 		t.Error("no create was answered 201")
 	}
@@ -828,42 +829,42 @@ func testGaleraIDGaps(t *testing.T, g *galeraSite) {
 			gaps++
 		}
 	}
-	figure(t, "galera_pets", float64(len(ids)), "pets")
-	figure(t, "galera_pet_id_gaps", float64(gaps), "gaps")
+	testkit.Figure(t, "galera_pets", float64(len(ids)), "pets")
+	testkit.Figure(t, "galera_pet_id_gaps", float64(gaps), "gaps")
 	if len(ids) < 100 || gaps == 0 || len(residues) < 2 {
 		t.Fatalf("%d pets, %d gaps, ids from %d nodes: the test needs ids from several nodes, with gaps", len(ids), gaps, len(residues))
 	}
 
 	t.Run("API pages follow Link next over the gaps", func(t *testing.T) {
-		for _, inst := range []*instance{g.a, g.b} {
-			got := pagedIDs(t, newAPIClient(inst.base, g.boot.key), 37)
+		for _, inst := range []*testkit.Instance{g.a, g.b} {
+			got := pagedIDs(t, testkit.NewAPIClient(inst.Base, g.boot.Key), 37)
 			if !slices.Equal(got, ids) {
-				t.Errorf("%s's pages of 37 list %d pets, want the %d stored, in id order (first difference at %d)", inst.name, len(got), len(ids), firstDifference(got, ids))
+				t.Errorf("%s's pages of 37 list %d pets, want the %d stored, in id order (first difference at %d)", inst.Name, len(got), len(ids), firstDifference(got, ids))
 			}
 		}
 	})
 
 	t.Run("Location names the created pet, readable through the other instance", func(t *testing.T) {
-		for _, pair := range [][2]*instance{{g.a, g.b}, {g.b, g.a}} {
-			on, other := newAPIClient(pair[0].base, g.boot.key), newAPIClient(pair[1].base, g.boot.key)
+		for _, pair := range [][2]*testkit.Instance{{g.a, g.b}, {g.b, g.a}} {
+			on, other := testkit.NewAPIClient(pair[0].Base, g.boot.Key), testkit.NewAPIClient(pair[1].Base, g.boot.Key)
 			for i := range 5 {
-				name := fmt.Sprintf("located %s %d", pair[0].name, i)
-				r := on.createPet(name)
-				p := wantCreated(t, r, name)
-				loc := r.header.Get("Location")
+				name := fmt.Sprintf("located %s %d", pair[0].Name, i)
+				r := on.CreatePet(name)
+				p := testkit.WantCreated(t, r, name)
+				loc := r.Header.Get("Location")
 				if loc != "/v1/pets/"+strconv.FormatInt(p.ID, 10) {
-					t.Errorf("create through %s: Location %q for pet %d", pair[0].name, loc, p.ID)
+					t.Errorf("create through %s: Location %q for pet %d", pair[0].Name, loc, p.ID)
 					continue
 				}
-				if got := wantPet(t, "GET "+loc+" through "+pair[1].name, other.get(loc), http.StatusOK); got.ID != p.ID || got.Name != name {
-					t.Errorf("GET %s through %s: %+v, want %d %q", loc, pair[1].name, got, p.ID, name)
+				if got := testkit.WantPet(t, "GET "+loc+" through "+pair[1].Name, other.Get(loc), http.StatusOK); got.ID != p.ID || got.Name != name {
+					t.Errorf("GET %s through %s: %+v, want %d %q", loc, pair[1].Name, got, p.ID, name)
 				}
 			}
 		}
 	})
 
 	t.Run("console pages, older and newer, over the gaps", func(t *testing.T) {
-		staff := signedIn(t, g.b.base, g.boot.username, g.boot.password)
+		staff := testkit.SignedIn(t, g.b.Base, g.boot.Username, g.boot.Password)
 		newestFirst := g.storedIDs(t)
 		slices.Reverse(newestFirst)
 		// From the newest, older pages: each page the next 20 ids.
@@ -920,26 +921,26 @@ func (g *galeraSite) storedIDs(t *testing.T) []int64 {
 
 // pagedIDs follows the API's Link next from /v1/pets?limit=limit to the
 // last page and returns the ids listed, in order.
-func pagedIDs(t *testing.T, c *apiClient, limit int) []int64 {
+func pagedIDs(t *testing.T, c *testkit.APIClient, limit int) []int64 {
 	t.Helper()
 	var ids []int64
 	target := "/v1/pets?limit=" + strconv.Itoa(limit)
 	for range 100000 {
-		r := c.get(target)
+		r := c.Get(target)
 		var page []api.Pet
-		if r.status != http.StatusOK || json.Unmarshal(r.body, &page) != nil {
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &page) != nil {
 			t.Fatalf("GET %s: %s", target, r)
 		}
 		for _, p := range page {
 			ids = append(ids, p.ID)
 		}
-		m := nextLink.FindStringSubmatch(r.header.Get("Link"))
+		m := testkit.NextLink.FindStringSubmatch(r.Header.Get("Link"))
 		if m == nil {
 			return ids
 		}
 		u, err := url.Parse(m[1])
 		if err != nil || u.Query().Get("limit") != strconv.Itoa(limit) || len(page) != limit {
-			t.Fatalf("GET %s: Link %q after a page of %d (%v), want the next page with limit=%d", target, r.header.Get("Link"), len(page), err, limit)
+			t.Fatalf("GET %s: Link %q after a page of %d (%v), want the next page with limit=%d", target, r.Header.Get("Link"), len(page), err, limit)
 		}
 		target = u.RequestURI()
 	}
@@ -949,13 +950,13 @@ func pagedIDs(t *testing.T, c *apiClient, limit int) []int64 {
 
 // consolePage reads a console pets page: its pets' ids in order, and its
 // Newer and Older links.
-func consolePage(t *testing.T, staff *console, target string) (ids []int64, newer, older string) {
+func consolePage(t *testing.T, staff *testkit.Console, target string) (ids []int64, newer, older string) {
 	t.Helper()
-	r := staff.get(target)
-	if r.status != http.StatusOK {
+	r := staff.Get(target)
+	if r.Status != http.StatusOK {
 		t.Fatalf("GET %s: %s", target, r)
 	}
-	doc := htmlDoc(t, r)
+	doc := testkit.HTMLDoc(t, r)
 	doc.Find(`tr[data-testid="pet-row"]`).Each(func(_ int, s *goquery.Selection) {
 		id, _ := s.Attr("id")
 		n, err := strconv.ParseInt(strings.TrimPrefix(id, "pet-"), 10, 64)

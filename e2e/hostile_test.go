@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -22,6 +22,7 @@ import (
 
 	"petstore/api"
 	"petstore/httpcode"
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -35,7 +36,7 @@ import (
 // one response, all within 15 s: a server waiting for more fails the test.
 // With closeWrite it first closes the writing side, as a client that has
 // sent all it will send.
-func rawExchange(t *testing.T, addr, request string, closeWrite bool) reply {
+func rawExchange(t *testing.T, addr, request string, closeWrite bool) testkit.Reply {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -52,14 +53,14 @@ func rawExchange(t *testing.T, addr, request string, closeWrite bool) reply {
 	}
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
-		t.Fatalf("no response to %s: %v", clip(request), err)
+		t.Fatalf("no response to %s: %v", testkit.Clip(request), err)
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatalf("read body: %v", err)
 	}
-	return reply{status: res.StatusCode, header: res.Header, body: b, took: time.Since(start)}
+	return testkit.Reply{Status: res.StatusCode, Header: res.Header, Body: b, Took: time.Since(start)}
 }
 
 // countPets counts the pets through the store, which also proves the table
@@ -206,19 +207,19 @@ func TestHostileBodies(t *testing.T) {
 					h.Set("Content-Type", tt.contentType)
 				}
 				before := countPets(t, s.store)
-				r := c.do("POST", "/v1/pets", h, tt.body)
+				r := c.Do("POST", "/v1/pets", h, tt.body)
 				if tt.status != http.StatusCreated {
-					wantAPIError(t, "POST /v1/pets", r, tt.status, tt.code)
+					testkit.WantAPIError(t, "POST /v1/pets", r, tt.status, tt.code)
 					if n := countPets(t, s.store); n != before {
 						t.Errorf("a refused body changed the pets: %d before, %d after", before, n)
 					}
 					return
 				}
-				p := wantPet(t, "POST /v1/pets", r, http.StatusCreated)
+				p := testkit.WantPet(t, "POST /v1/pets", r, http.StatusCreated)
 				if p.Name != tt.wantName {
 					t.Errorf("created name %q, want %q", p.Name, tt.wantName)
 				}
-				got := wantPet(t, "GET the new pet", c.get("/v1/pets/"+strconv.FormatInt(p.ID, 10)), http.StatusOK)
+				got := testkit.WantPet(t, "GET the new pet", c.Get("/v1/pets/"+strconv.FormatInt(p.ID, 10)), http.StatusOK)
 				if got != p {
 					t.Errorf("read back %+v, want %+v", got, p)
 				}
@@ -262,20 +263,20 @@ func TestHostileQueries(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				r := s.apiClient(s.newKey(t)).get(tt.target)
-				wantNo5xx(t, clip(tt.target), r)
+				r := s.apiClient(s.newKey(t)).Get(tt.target)
+				testkit.WantNo5xx(t, testkit.Clip(tt.target), r)
 				if tt.code != "" {
-					wantAPIError(t, clip(tt.target), r, tt.status, tt.code)
+					testkit.WantAPIError(t, testkit.Clip(tt.target), r, tt.status, tt.code)
 					return
 				}
-				if r.status != tt.status {
-					t.Fatalf("GET %s: %d, want %d; body %s", clip(tt.target), r.status, tt.status, clip(string(r.body)))
+				if r.Status != tt.status {
+					t.Fatalf("GET %s: %d, want %d; body %s", testkit.Clip(tt.target), r.Status, tt.status, testkit.Clip(string(r.Body)))
 				}
 			})
 		}
 		t.Run("1 MiB header", func(t *testing.T) {
-			r := s.apiClient(s.newKey(t)).do("GET", "/v1/pets", http.Header{"X-Filler": {huge}}, "")
-			if r.status != http.StatusRequestHeaderFieldsTooLarge {
+			r := s.apiClient(s.newKey(t)).Do("GET", "/v1/pets", http.Header{"X-Filler": {huge}}, "")
+			if r.Status != http.StatusRequestHeaderFieldsTooLarge {
 				t.Errorf("1 MiB header: %s, want 431", r)
 			}
 		})
@@ -311,16 +312,16 @@ func TestHostileRequestID(t *testing.T) {
 		for _, tt := range sent {
 			t.Run(tt.name, func(t *testing.T) {
 				for _, path := range []string{"/healthz", "/v1/pets", "/admin/login", "/static/nope"} {
-					r := s.apiClient("").do("GET", path, http.Header{"X-Request-Id": {tt.value}}, "")
-					wantNo5xx(t, path, r)
-					got := r.header.Values("X-Request-Id")
+					r := s.apiClient("").Do("GET", path, http.Header{"X-Request-Id": {tt.value}}, "")
+					testkit.WantNo5xx(t, path, r)
+					got := r.Header.Values("X-Request-Id")
 					if len(got) != 1 || !saneRequestID.MatchString(got[0]) {
 						t.Fatalf("GET %s with X-Request-ID %q: echoed %q, want one sane id", path, tt.value, got)
 					}
 					if tt.echoed != (got[0] == tt.value) {
 						t.Errorf("GET %s with X-Request-ID %q: echoed %q (want the same: %v)", path, tt.value, got[0], tt.echoed)
 					}
-					if c := r.header.Get("Set-Cookie"); strings.Contains(c, "a=b") {
+					if c := r.Header.Get("Set-Cookie"); strings.Contains(c, "a=b") {
 						t.Errorf("GET %s: Set-Cookie %q appeared", path, c)
 					}
 				}
@@ -338,17 +339,17 @@ func TestHostileRequestID(t *testing.T) {
 		for _, tt := range rawIDs {
 			t.Run(tt.name, func(t *testing.T) {
 				r := rawExchange(t, s.addr(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"+tt.header+"\r\n", true)
-				if r.status != http.StatusOK && r.status != http.StatusBadRequest {
-					t.Fatalf("%d, want 200 or net/http's 400", r.status)
+				if r.Status != http.StatusOK && r.Status != http.StatusBadRequest {
+					t.Fatalf("%d, want 200 or net/http's 400", r.Status)
 				}
-				for name, vs := range r.header {
+				for name, vs := range r.Header {
 					for _, v := range vs {
 						if strings.Contains(strings.ToLower(name+": "+v), "injected") {
 							t.Errorf("response header %s: %q carries the injected text", name, v)
 						}
 					}
 				}
-				if id := r.header.Values("X-Request-Id"); r.status == http.StatusOK && (len(id) != 1 || !saneRequestID.MatchString(id[0])) {
+				if id := r.Header.Values("X-Request-Id"); r.Status == http.StatusOK && (len(id) != 1 || !saneRequestID.MatchString(id[0])) {
 					t.Errorf("X-Request-ID %q, want one sane id", id)
 				}
 			})
@@ -388,16 +389,16 @@ func TestHostileLinkHeader(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				r := s.apiClient(s.newKey(t)).do("GET", tt.target, tt.header, "")
-				links := r.header.Values("Link")
+				r := s.apiClient(s.newKey(t)).Do("GET", tt.target, tt.header, "")
+				links := r.Header.Values("Link")
 				if tt.status != http.StatusOK {
-					wantAPIError(t, tt.target, r, tt.status, models.CodeInvalidRequest)
+					testkit.WantAPIError(t, tt.target, r, tt.status, models.CodeInvalidRequest)
 					if len(links) != 0 {
 						t.Errorf("a refused list carries Link %q", links)
 					}
 					return
 				}
-				if r.status != http.StatusOK {
+				if r.Status != http.StatusOK {
 					t.Fatalf("%s", r)
 				}
 				if tt.wantNext == "" {
@@ -413,7 +414,7 @@ func TestHostileLinkHeader(t *testing.T) {
 				if links[0] != want || strings.IndexFunc(links[0], unicode.IsControl) >= 0 {
 					t.Errorf("Link %q, want %q", links[0], want)
 				}
-				for name, vs := range r.header {
+				for name, vs := range r.Header {
 					for _, bad := range []string{"evil", "Set-Cookie", "javascript"} {
 						if strings.Contains(strings.Join(vs, " "), bad) {
 							t.Errorf("header %s %q carries %q", name, vs, bad)
@@ -433,17 +434,17 @@ func TestHostileLinkHeader(t *testing.T) {
 					if prefix != "" {
 						h.Set("X-Forwarded-Prefix", prefix)
 					}
-					r := s.apiClient(s.newKey(t)).do("GET", path, h, "")
-					wantNo5xx(t, path, r)
-					loc := r.header.Get("Location")
-					if r.status != http.StatusMovedPermanently {
-						t.Fatalf("%d, want 301 to %s", r.status, want)
+					r := s.apiClient(s.newKey(t)).Do("GET", path, h, "")
+					testkit.WantNo5xx(t, path, r)
+					loc := r.Header.Get("Location")
+					if r.Status != http.StatusMovedPermanently {
+						t.Fatalf("%d, want 301 to %s", r.Status, want)
 					}
 					if strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") || strings.Contains(loc, ":") || strings.Contains(loc, "\n") {
 						t.Fatalf("301 Location %q leaves the site", loc)
 					}
-					if strings.Contains(r.header.Get("Set-Cookie"), "a=b") {
-						t.Errorf("injected cookie %q", r.header.Get("Set-Cookie"))
+					if strings.Contains(r.Header.Get("Set-Cookie"), "a=b") {
+						t.Errorf("injected cookie %q", r.Header.Get("Set-Cookie"))
 					}
 					if loc != want {
 						t.Errorf("301 Location %q, want %q", loc, want)
@@ -477,14 +478,14 @@ func TestHostileSQL(t *testing.T) {
 					c := s.apiClient(s.newKey(t))
 					q := url.QueryEscape(meta)
 					for _, target := range []string{"/v1/pets?status=" + q, "/v1/pets?limit=" + q, "/v1/pets?after=" + q} {
-						wantAPIError(t, "GET "+target, c.get(target), 400, models.CodeInvalidRequest)
+						testkit.WantAPIError(t, "GET "+target, c.Get(target), 400, models.CodeInvalidRequest)
 					}
 					// An escaped slash is a slash to the router: no such route.
 					target := "/v1/pets/" + url.PathEscape(meta)
 					if strings.Contains(meta, "/") {
-						wantAPIError(t, "GET "+target, c.get(target), 404, models.CodeNotFound)
+						testkit.WantAPIError(t, "GET "+target, c.Get(target), 404, models.CodeNotFound)
 					} else {
-						wantAPIError(t, "GET "+target, c.get(target), 400, models.CodeInvalidRequest)
+						testkit.WantAPIError(t, "GET "+target, c.Get(target), 400, models.CodeInvalidRequest)
 					}
 					metaJSON, _ := json.Marshal(meta)
 					for _, body := range []string{
@@ -492,7 +493,7 @@ func TestHostileSQL(t *testing.T) {
 						`{"name":"Rex","categoryId":` + string(metaJSON) + `}`,
 						`{"name":"Rex","categoryId":1 ` + meta + `}`,
 					} {
-						wantAPIError(t, "POST "+body, c.postJSON("/v1/pets", body), 400, models.CodeInvalidRequest)
+						testkit.WantAPIError(t, "POST "+body, c.PostJSON("/v1/pets", body), 400, models.CodeInvalidRequest)
 					}
 				})
 			}
@@ -503,11 +504,11 @@ func TestHostileSQL(t *testing.T) {
 			failures := 0
 			for _, meta := range sqlMeta {
 				for _, auth := range []string{"Bearer " + meta, "Bearer pst_" + strings.ReplaceAll(meta, " ", "")} {
-					r := s.apiClient("").do("GET", "/v1/pets", http.Header{"Authorization": {auth}}, "")
+					r := s.apiClient("").Do("GET", "/v1/pets", http.Header{"Authorization": {auth}}, "")
 					if failures < api.DefaultAuthFailureBurst {
-						wantAPIError(t, "Authorization: "+auth, r, 401, models.CodeUnauthorized)
-					} else if r.status != 401 {
-						wantAPIError(t, "Authorization: "+auth, r, 429, models.CodeRateLimited)
+						testkit.WantAPIError(t, "Authorization: "+auth, r, 401, models.CodeUnauthorized)
+					} else if r.Status != 401 {
+						testkit.WantAPIError(t, "Authorization: "+auth, r, 429, models.CodeRateLimited)
 					}
 					failures++
 				}
@@ -518,30 +519,30 @@ func TestHostileSQL(t *testing.T) {
 			// A few: each failure counts towards the address's limit.
 			for _, meta := range []string{`' OR '1'='1`, `"; DROP TABLE pets;--`, `\'`, `%`, `_`} {
 				b := s.console()
-				if p := b.signIn(t, meta, meta); p.status != http.StatusUnauthorized {
-					t.Errorf("sign in as %q: %d, want 401", meta, p.status)
+				if p := b.SignIn(t, meta, meta); p.Status != http.StatusUnauthorized {
+					t.Errorf("sign in as %q: %d, want 401", meta, p.Status)
 				}
-				if p := b.get("/admin/login?next=" + url.QueryEscape(meta)); p.status != http.StatusOK {
-					t.Errorf("GET /admin/login?next=%s: %d", meta, p.status)
+				if p := b.Get("/admin/login?next=" + url.QueryEscape(meta)); p.Status != http.StatusOK {
+					t.Errorf("GET /admin/login?next=%s: %d", meta, p.Status)
 				}
 			}
 		})
 
 		b := s.console()
-		if p := b.signIn(t, staffUser, staffPassword); p.status != http.StatusSeeOther {
-			t.Fatalf("sign in: %d %s", p.status, clip(string(p.body)))
+		if p := b.SignIn(t, staffUser, staffPassword); p.Status != http.StatusSeeOther {
+			t.Fatalf("sign in: %d %s", p.Status, testkit.Clip(string(p.Body)))
 		}
-		b.csrf = csrfToken(t, b.get("/admin/pets"))
+		b.CSRF = testkit.CSRFToken(t, b.Get("/admin/pets"))
 
 		t.Run("console search", func(t *testing.T) {
 			for _, meta := range append([]string{"rex", "REX", " Rex "}, sqlMeta...) {
 				t.Run(meta, func(t *testing.T) {
-					p := b.get("/admin/pets?q=" + url.QueryEscape(meta))
-					if p.status != http.StatusOK {
-						t.Fatalf("search %q: %d", meta, p.status)
+					p := b.Get("/admin/pets?q=" + url.QueryEscape(meta))
+					if p.Status != http.StatusOK {
+						t.Fatalf("search %q: %d", meta, p.Status)
 					}
 					var got []string
-					htmlDoc(t, p).Find(`[data-testid="pet-row"] [data-testid="pet-name"]`).Each(func(_ int, s *goquery.Selection) {
+					testkit.HTMLDoc(t, p).Find(`[data-testid="pet-row"] [data-testid="pet-name"]`).Each(func(_ int, s *goquery.Selection) {
 						got = append(got, s.Text())
 					})
 					// Taken as text by the search's own rule, newest first.
@@ -563,41 +564,41 @@ func TestHostileSQL(t *testing.T) {
 				t.Run(meta, func(t *testing.T) {
 					q := url.QueryEscape(meta)
 					for _, target := range []string{"/admin/pets?status=" + q, "/admin/pets?after=" + q, "/admin/pets?before=" + q} {
-						if p := b.get(target); p.status != http.StatusBadRequest {
-							t.Errorf("GET %s: %d, want 400", target, p.status)
+						if p := b.Get(target); p.Status != http.StatusBadRequest {
+							t.Errorf("GET %s: %d, want 400", target, p.Status)
 						}
 					}
-					if p := b.get("/admin/api-keys/" + url.PathEscape(meta) + "/revoke"); p.status != http.StatusNotFound {
-						t.Errorf("GET revoke page of key %q: %d, want 404", meta, p.status)
+					if p := b.Get("/admin/api-keys/" + url.PathEscape(meta) + "/revoke"); p.Status != http.StatusNotFound {
+						t.Errorf("GET revoke page of key %q: %d, want 404", meta, p.Status)
 					}
-					if p := b.post("/admin/api-keys/"+url.PathEscape(meta)+"/revoke", url.Values{}); p.status != http.StatusNotFound {
-						t.Errorf("revoke key %q: %d, want 404", meta, p.status)
+					if p := b.Post("/admin/api-keys/"+url.PathEscape(meta)+"/revoke", url.Values{}); p.Status != http.StatusNotFound {
+						t.Errorf("revoke key %q: %d, want 404", meta, p.Status)
 					}
-					if p := b.post("/admin/pets/"+url.PathEscape(meta)+"/status", url.Values{"status": {"sold"}}); p.status != http.StatusNotFound {
-						t.Errorf("status of pet %q: %d, want 404", meta, p.status)
+					if p := b.Post("/admin/pets/"+url.PathEscape(meta)+"/status", url.Values{"status": {"sold"}}); p.Status != http.StatusNotFound {
+						t.Errorf("status of pet %q: %d, want 404", meta, p.Status)
 					}
-					if p := b.post("/admin/pets/1/status", url.Values{"status": {meta}}); p.status != http.StatusBadRequest {
-						t.Errorf("status %q for pet 1: %d, want 400", meta, p.status)
+					if p := b.Post("/admin/pets/1/status", url.Values{"status": {meta}}); p.Status != http.StatusBadRequest {
+						t.Errorf("status %q for pet 1: %d, want 400", meta, p.Status)
 					}
-					if p := b.post("/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {meta}}); p.status != http.StatusUnprocessableEntity {
-						t.Errorf("add pet with category %q: %d, want 422", meta, p.status)
+					if p := b.Post("/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {meta}}); p.Status != http.StatusUnprocessableEntity {
+						t.Errorf("add pet with category %q: %d, want 422", meta, p.Status)
 					}
-					if p := b.post("/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {"1"}, "status": {meta}}); p.status != http.StatusUnprocessableEntity {
-						t.Errorf("add pet with status %q: %d, want 422", meta, p.status)
+					if p := b.Post("/admin/pets", url.Values{"name": {"Rex"}, "categoryId": {"1"}, "status": {meta}}); p.Status != http.StatusUnprocessableEntity {
+						t.Errorf("add pet with status %q: %d, want 422", meta, p.Status)
 					}
 					for _, target := range []string{"/admin/audit?action=" + q, "/admin/audit?target=" + q, "/admin/audit?before=" + q} {
-						if p := b.get(target); p.status != http.StatusBadRequest {
-							t.Errorf("GET %s: %d, want 400", target, p.status)
+						if p := b.Get(target); p.Status != http.StatusBadRequest {
+							t.Errorf("GET %s: %d, want 400", target, p.Status)
 						}
 					}
 					// The actor filter is an exact match (case-insensitive on
 					// MariaDB): the failed sign-ins above are the only rows
 					// it may find.
-					p := b.get("/admin/audit?actor=" + q)
-					if p.status != http.StatusOK {
-						t.Errorf("GET /admin/audit?actor=%s: %d, want 200", q, p.status)
+					p := b.Get("/admin/audit?actor=" + q)
+					if p.Status != http.StatusOK {
+						t.Errorf("GET /admin/audit?actor=%s: %d, want 200", q, p.Status)
 					}
-					htmlDoc(t, p).Find(`[data-testid="audit-actor"]`).Each(func(_ int, s *goquery.Selection) {
+					testkit.HTMLDoc(t, p).Find(`[data-testid="audit-actor"]`).Each(func(_ int, s *goquery.Selection) {
 						if !strings.EqualFold(s.Text(), meta) {
 							t.Errorf("audit filtered by actor %q shows actor %q", meta, s.Text())
 						}
@@ -608,8 +609,8 @@ func TestHostileSQL(t *testing.T) {
 						want = http.StatusSeeOther
 						users++
 					}
-					if p := b.post("/admin/users", url.Values{"username": {meta}, "password": {meta + meta + "0123456789"}}); p.status != want {
-						t.Errorf("add staff %q: %d, want %d", meta, p.status, want)
+					if p := b.Post("/admin/users", url.Values{"username": {meta}, "password": {meta + meta + "0123456789"}}); p.Status != want {
+						t.Errorf("add staff %q: %d, want %d", meta, p.Status, want)
 					}
 				})
 			}
@@ -618,19 +619,19 @@ func TestHostileSQL(t *testing.T) {
 		t.Run("console names are stored literally", func(t *testing.T) {
 			for _, meta := range sqlMeta {
 				t.Run(meta, func(t *testing.T) {
-					if p := b.post("/admin/pets", url.Values{"name": {meta}, "categoryId": {"2"}}); p.status != http.StatusSeeOther {
-						t.Fatalf("add pet %q: %d %s", meta, p.status, clip(string(p.body)))
+					if p := b.Post("/admin/pets", url.Values{"name": {meta}, "categoryId": {"2"}}); p.Status != http.StatusSeeOther {
+						t.Fatalf("add pet %q: %d %s", meta, p.Status, testkit.Clip(string(p.Body)))
 					}
 					pets++
 					newest, _, err := s.store.ListPets(ctx, models.PetQuery{Limit: 1, Before: 1 << 62})
 					if err != nil || len(newest) != 1 || newest[0].Name != meta {
 						t.Errorf("newest pet %+v (%v), want the name %q", newest, err, meta)
 					}
-					p := b.post("/admin/api-keys", url.Values{"name": {meta}, "scope": {"pets:read", "pets:write"}})
-					if p.status != http.StatusOK {
-						t.Fatalf("add key %q: %d", meta, p.status)
+					p := b.Post("/admin/api-keys", url.Values{"name": {meta}, "scope": {"pets:read", "pets:write"}})
+					if p.Status != http.StatusOK {
+						t.Fatalf("add key %q: %d", meta, p.Status)
 					}
-					if got := strings.TrimSpace(htmlDoc(t, p).Find(`[data-testid="api-key-row"] th`).First().Text()); got != meta {
+					if got := strings.TrimSpace(testkit.HTMLDoc(t, p).Find(`[data-testid="api-key-row"] th`).First().Text()); got != meta {
 						t.Errorf("newest key shown as %q, want %q", got, meta)
 					}
 				})
@@ -656,8 +657,8 @@ func TestHostileSQL(t *testing.T) {
 		if len(keys) < len(keysBefore)+len(sqlMeta) {
 			t.Errorf("%d keys, want at least %d", len(keys), len(keysBefore)+len(sqlMeta))
 		}
-		if p := b.get("/admin/pets"); p.status != http.StatusOK {
-			t.Errorf("the pets page after all that: %d", p.status)
+		if p := b.Get("/admin/pets"); p.Status != http.StatusOK {
+			t.Errorf("the pets page after all that: %d", p.Status)
 		}
 	})
 }
@@ -666,7 +667,7 @@ func TestHostileStaticPaths(t *testing.T) {
 	t.Parallel()
 	forEachSite(t, func(t *testing.T, s *site) {
 		anon := s.apiClient("")
-		if r := anon.get("/static/css/app.css"); r.status != http.StatusOK {
+		if r := anon.Get("/static/css/app.css"); r.Status != http.StatusOK {
 			t.Fatalf("the control file /static/css/app.css: %s", r)
 		}
 		// Text of files that must never be served.
@@ -709,12 +710,12 @@ func TestHostileStaticPaths(t *testing.T) {
 		for _, target := range targets {
 			t.Run(target, func(t *testing.T) {
 				for _, method := range []string{"GET", "HEAD"} {
-					r := anon.do(method, target, nil, "")
-					if r.status != http.StatusNotFound {
-						t.Errorf("%s %s: %d, want 404; body %s", method, target, r.status, clip(string(r.body)))
+					r := anon.Do(method, target, nil, "")
+					if r.Status != http.StatusNotFound {
+						t.Errorf("%s %s: %d, want 404; body %s", method, target, r.Status, testkit.Clip(string(r.Body)))
 					}
 					for _, leak := range leaks {
-						if bytes.Contains(r.body, []byte(leak)) {
+						if bytes.Contains(r.Body, []byte(leak)) {
 							t.Errorf("%s %s leaks %q", method, target, leak)
 						}
 					}
@@ -733,26 +734,26 @@ func TestHostileMethods(t *testing.T) {
 			t.Run(path, func(t *testing.T) {
 				c := s.apiClient(s.newKey(t))
 				for _, method := range methods {
-					r := c.do(method, path, nil, `{"name":"Rex","categoryId":1}`)
-					wantAPIError(t, method+" "+path, r, http.StatusMethodNotAllowed, httpcode.MethodNotAllowed)
-					if r.header.Get("Allow") == "" {
+					r := c.Do(method, path, nil, `{"name":"Rex","categoryId":1}`)
+					testkit.WantAPIError(t, method+" "+path, r, http.StatusMethodNotAllowed, httpcode.MethodNotAllowed)
+					if r.Header.Get("Allow") == "" {
 						t.Errorf("%s %s: no Allow header", method, path)
 					}
-					if bytes.Contains(r.body, []byte("Authorization")) || bytes.Contains(r.body, []byte(c.key)) {
-						t.Errorf("%s %s echoes the request: %s", method, path, r.body)
+					if bytes.Contains(r.Body, []byte("Authorization")) || bytes.Contains(r.Body, []byte(c.Key)) {
+						t.Errorf("%s %s echoes the request: %s", method, path, r.Body)
 					}
 				}
 				if strings.HasPrefix(path, "/v1/pets") {
 					// Authentication comes first, whatever the method.
-					wantAPIError(t, "TRACE without a key", s.apiClient("").do("TRACE", path, nil, ""), http.StatusUnauthorized, models.CodeUnauthorized)
+					testkit.WantAPIError(t, "TRACE without a key", s.apiClient("").Do("TRACE", path, nil, ""), http.StatusUnauthorized, models.CodeUnauthorized)
 				}
 			})
 		}
 		t.Run("console", func(t *testing.T) {
 			for _, method := range []string{"TRACE", "PUT", "DELETE", "FOO"} {
-				r := s.apiClient("").do(method, "/admin/pets", nil, "")
-				if r.status != http.StatusMethodNotAllowed && r.status != http.StatusForbidden {
-					t.Errorf("%s /admin/pets: %d, want 405 (or 403 from the CSRF check)", method, r.status)
+				r := s.apiClient("").Do(method, "/admin/pets", nil, "")
+				if r.Status != http.StatusMethodNotAllowed && r.Status != http.StatusForbidden {
+					t.Errorf("%s /admin/pets: %d, want 405 (or 403 from the CSRF check)", method, r.Status)
 				}
 			}
 		})
@@ -771,10 +772,10 @@ func TestHostileMethods(t *testing.T) {
 				{"GET v1/pets HTTP/1.1", http.StatusBadRequest},
 			} {
 				r := rawExchange(t, s.addr(), tt.line+"\r\nHost: x\r\nConnection: close\r\n\r\n", true)
-				if tt.status != 0 && r.status != tt.status {
-					t.Errorf("%s: %d, want %d", tt.line, r.status, tt.status)
+				if tt.status != 0 && r.Status != tt.status {
+					t.Errorf("%s: %d, want %d", tt.line, r.Status, tt.status)
 				} else if tt.status == 0 {
-					wantNo5xx(t, tt.line, r)
+					testkit.WantNo5xx(t, tt.line, r)
 				}
 			}
 		})
@@ -829,9 +830,9 @@ func TestHostileTruncatedBodies(t *testing.T) {
 				start := time.Now()
 				r := rawExchange(t, s.addr(), tt.request(key), true)
 				if tt.code != "" {
-					wantAPIError(t, tt.name, r, http.StatusBadRequest, tt.code)
-				} else if r.status != http.StatusBadRequest {
-					t.Errorf("%d, want net/http's 400", r.status)
+					testkit.WantAPIError(t, tt.name, r, http.StatusBadRequest, tt.code)
+				} else if r.Status != http.StatusBadRequest {
+					t.Errorf("%d, want net/http's 400", r.Status)
 				}
 				if d := time.Since(start); d > 5*time.Second {
 					t.Errorf("the answer took %v", d)
@@ -855,7 +856,7 @@ func TestHostileSlowBody(t *testing.T) {
 		req := "POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + s.newKey(t) +
 			"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"name\":"
 		r := rawExchange(t, slow.Listener.Addr().String(), req, false)
-		wantAPIError(t, "stalled body", r, http.StatusBadRequest, models.CodeInvalidRequest)
+		testkit.WantAPIError(t, "stalled body", r, http.StatusBadRequest, models.CodeInvalidRequest)
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("the answer took %v", d)
 		}
@@ -883,13 +884,13 @@ func TestHostileSignInNames(t *testing.T) {
 	forEachSite(t, func(t *testing.T, s *site) {
 		for _, tt := range names {
 			t.Run(tt.name, func(t *testing.T) {
-				if r := s.console().signIn(t, tt.username, "not the password at all"); r.status != http.StatusUnauthorized {
+				if r := s.console().SignIn(t, tt.username, "not the password at all"); r.Status != http.StatusUnauthorized {
 					t.Errorf("sign in as %q: %s, want 401", tt.username, r)
 				}
 			})
 		}
 		// The real account still signs in: none of that counted against it.
-		if r := s.console().signIn(t, staffUser, staffPassword); r.status != http.StatusSeeOther {
+		if r := s.console().SignIn(t, staffUser, staffPassword); r.Status != http.StatusSeeOther {
 			t.Errorf("sign in as %s afterwards: %s, want 303", staffUser, r)
 		}
 	})
@@ -905,30 +906,30 @@ func TestHostileControlCharacters(t *testing.T) {
 	values := []string{"a\x00b", "\x1b[2Jx", "a\r\nb", "a\tb", "a\u0085b", "\xff\xfe", "\xed\xa0\x80", "\xf0\x9f\x90"}
 	forEachSite(t, func(t *testing.T, s *site) {
 		b := s.console()
-		if r := b.signIn(t, staffUser, staffPassword); r.status != http.StatusSeeOther {
+		if r := b.SignIn(t, staffUser, staffPassword); r.Status != http.StatusSeeOther {
 			t.Fatalf("sign in: %s", r)
 		}
-		b.csrf = csrfToken(t, b.get("/admin/pets"))
+		b.CSRF = testkit.CSRFToken(t, b.Get("/admin/pets"))
 		for _, v := range values {
 			t.Run(fmt.Sprintf("%q", v), func(t *testing.T) {
-				r := b.get("/admin/pets?q=" + url.QueryEscape(v))
-				if n := htmlDoc(t, r).Find(`[data-testid="pet-row"]`).Length(); r.status != http.StatusOK || n != 0 {
-					t.Errorf("search %q: %d with %d rows, want 200 and none", v, r.status, n)
+				r := b.Get("/admin/pets?q=" + url.QueryEscape(v))
+				if n := testkit.HTMLDoc(t, r).Find(`[data-testid="pet-row"]`).Length(); r.Status != http.StatusOK || n != 0 {
+					t.Errorf("search %q: %d with %d rows, want 200 and none", v, r.Status, n)
 				}
-				r = b.get("/admin/audit?actor=" + url.QueryEscape(v))
-				if n := htmlDoc(t, r).Find(`[data-testid="audit-row"]`).Length(); r.status != http.StatusOK || n != 0 {
-					t.Errorf("audit by actor %q: %d with %d rows, want 200 and none", v, r.status, n)
+				r = b.Get("/admin/audit?actor=" + url.QueryEscape(v))
+				if n := testkit.HTMLDoc(t, r).Find(`[data-testid="audit-row"]`).Length(); r.Status != http.StatusOK || n != 0 {
+					t.Errorf("audit by actor %q: %d with %d rows, want 200 and none", v, r.Status, n)
 				}
-				if r := b.post("/admin/pets", url.Values{"name": {v}, "categoryId": {"1"}}); r.status != http.StatusUnprocessableEntity {
+				if r := b.Post("/admin/pets", url.Values{"name": {v}, "categoryId": {"1"}}); r.Status != http.StatusUnprocessableEntity {
 					t.Errorf("pet named %q: %s, want 422", v, r)
 				}
-				if r := b.post("/admin/users", url.Values{"username": {v}, "password": {"a long enough password"}}); r.status != http.StatusUnprocessableEntity {
+				if r := b.Post("/admin/users", url.Values{"username": {v}, "password": {"a long enough password"}}); r.Status != http.StatusUnprocessableEntity {
 					t.Errorf("staff named %q: %s, want 422", v, r)
 				}
 				// The scopes as the form comes: only the name is refused.
-				r = b.post("/admin/api-keys", url.Values{"name": {v}, "scope": {"pets:read", "pets:write"}})
-				wantNo5xx(t, "key name", r)
-				if r.status != http.StatusUnprocessableEntity {
+				r = b.Post("/admin/api-keys", url.Values{"name": {v}, "scope": {"pets:read", "pets:write"}})
+				testkit.WantNo5xx(t, "key name", r)
+				if r.Status != http.StatusUnprocessableEntity {
 					t.Errorf("key named %q: %s, want 422", v, r)
 				}
 			})

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser journey of the numbers at a glance: the pets page shows
 // how many pets each status has; they follow a bulk change and a row's
@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -37,7 +38,7 @@ func (j *journey) currentCount() string {
 // and phone screenshots.
 func TestBrowserStatusCounts(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		j := newJourney(t, driver)
 		j.addPets(
 			models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable},

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The Galera cluster of TestGalera (galera_test.go), as operators deploy
 // it, on loopback: three MariaDB nodes replicating with Galera (Debian's
@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"petstore/internal/testkit"
 	"regexp"
 	"strconv"
 	"strings"
@@ -151,7 +152,7 @@ func startGaleraCluster(tb testing.TB, n int) *galeraCluster {
 		"--tmpdir="+filepath.Join(first.dir, "tmp"), "--user="+mysqldUser(), "--auth-root-authentication-method=normal",
 		"--skip-test-db").CombinedOutput()
 	if err != nil {
-		tb.Fatalf("mariadb-install-db: %v\n%s", err, tail(string(out), 20))
+		tb.Fatalf("mariadb-install-db: %v\n%s", err, testkit.Tail(string(out), 20))
 	}
 	first.start(tb, "--wsrep-new-cluster")
 	first.waitSynced(tb, time.Minute)
@@ -248,7 +249,7 @@ func (n *galeraNode) start(tb testing.TB, extra ...string) {
 		last := n.cmd == cmd
 		n.mu.Unlock()
 		if owner.Failed() && last {
-			owner.Logf("%s error log (last lines):\n%s", n.name, tail(n.log(), 30))
+			owner.Logf("%s error log (last lines):\n%s", n.name, testkit.Tail(n.log(), 30))
 		}
 	})
 }
@@ -301,7 +302,7 @@ func (n *galeraNode) restart(tb testing.TB) {
 	b, _ := os.ReadFile(recoverLog)
 	m := recoveredPosition.FindSubmatch(b)
 	if m == nil {
-		tb.Fatalf("%s: --wsrep-recover logged no position:\n%s", n.name, tail(string(b), 20))
+		tb.Fatalf("%s: --wsrep-recover logged no position:\n%s", n.name, testkit.Tail(string(b), 20))
 	}
 	n.start(tb, "--wsrep-start-position="+string(m[1]))
 }
@@ -361,10 +362,10 @@ func (n *galeraNode) waitSynced(tb testing.TB, limit time.Duration) time.Duratio
 			return time.Since(start)
 		}
 		if !n.running() {
-			tb.Fatalf("%s exited before it was synced:\n%s", n.name, tail(n.logSinceStart(), 40))
+			tb.Fatalf("%s exited before it was synced:\n%s", n.name, testkit.Tail(n.logSinceStart(), 40))
 		}
 		if time.Since(start) > limit {
-			tb.Fatalf("%s not synced within %s (state %q, %v):\n%s", n.name, limit, state, err, tail(n.logSinceStart(), 40))
+			tb.Fatalf("%s not synced within %s (state %q, %v):\n%s", n.name, limit, state, err, testkit.Tail(n.logSinceStart(), 40))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -502,7 +503,7 @@ func (c *galeraCluster) startHAProxy(tb testing.TB, frontends []haproxyFrontend)
 		killGroup(cmd, exited)
 		if tb.Failed() {
 			b, _ := os.ReadFile(logPath)
-			tb.Logf("haproxy output (last lines):\n%s", tail(string(b), 30))
+			tb.Logf("haproxy output (last lines):\n%s", testkit.Tail(string(b), 30))
 		}
 	})
 	for _, f := range frontends {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Clients that hang up with their request in flight, on each engine, over
 // real loopback HTTP: the client writes its request on a raw connection
@@ -20,22 +20,23 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
 func TestClientHangUps(t *testing.T) {
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		s := startSite(t, driver)
 		key := s.newKey(t)
-		partner := newAPIClient(s.base, key)
+		partner := testkit.NewAPIClient(s.base, key)
 		// Warm up: the key is verified and the statements prepared, so
 		// that the held requests below wait in the query under test.
-		if r := partner.get("/v1/pets?limit=20"); r.status != http.StatusOK {
+		if r := partner.Get("/v1/pets?limit=20"); r.Status != http.StatusOK {
 			t.Fatalf("GET /v1/pets: %s", r)
 		}
-		wantCreated(t, partner.createPet("before the hang-ups"), "before the hang-ups")
-		staff := signedIn(t, s.base, staffUser, staffPassword)
-		if r := staff.get("/admin/pets"); r.status != http.StatusOK {
+		testkit.WantCreated(t, partner.CreatePet("before the hang-ups"), "before the hang-ups")
+		staff := testkit.SignedIn(t, s.base, staffUser, staffPassword)
+		if r := staff.Get("/admin/pets"); r.Status != http.StatusOK {
 			t.Fatalf("GET /admin/pets: %s", r)
 		}
 		reads := s.store.Pools()["petstore"] // SQLite's readers, MySQL's pool
@@ -45,7 +46,7 @@ func TestClientHangUps(t *testing.T) {
 			waited := reads.Stats().WaitCount
 			conn := rawRequest(t, s.addr(), "GET /v1/pets?limit=20 HTTP/1.1\r\nHost: petstore.test\r\nX-Request-Id: hangup-read\r\n"+
 				"Authorization: Bearer "+key+"\r\n\r\n")
-			waitFor(t, "the list to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
+			testkit.WaitFor(t, "the list to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
 			conn.Close()
 			time.Sleep(200 * time.Millisecond) // the server reads the close
 			release()                          // the page is read, and answered to nobody
@@ -59,8 +60,8 @@ func TestClientHangUps(t *testing.T) {
 			defer release()
 			waited := reads.Stats().WaitCount
 			conn := rawRequest(t, s.addr(), "GET /admin/pets HTTP/1.1\r\nHost: petstore.test\r\nX-Request-Id: hangup-console\r\n"+
-				"Cookie: "+staff.cookie(t)+"\r\n\r\n")
-			waitFor(t, "the page to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
+				"Cookie: "+staff.Cookie(t)+"\r\n\r\n")
+			testkit.WaitFor(t, "the page to wait for a connection", 10*time.Second, time.Millisecond, func() bool { return reads.Stats().WaitCount > waited })
 			conn.Close() // the page's query ends with its context
 			if line := requestLine(t, s, "hangup-console"); line["status"] != "499" {
 				t.Errorf("request log: %v, want status 499", line)
@@ -80,15 +81,15 @@ func TestClientHangUps(t *testing.T) {
 				held.waitBlocked(t, 2)
 			}
 			last := rawRequest(t, s.addr(), createRequest(key, "hangup-last", ""))
-			stays := make(chan reply, 1)
-			go func() { stays <- partner.createPet("hangup-stays") }()
+			stays := make(chan testkit.Reply, 1)
+			go func() { stays <- partner.CreatePet("hangup-stays") }()
 			time.Sleep(300 * time.Millisecond) // last and stays are queued
 			for _, c := range []net.Conn{first, queued, last} {
 				c.Close()
 			}
 			time.Sleep(200 * time.Millisecond) // the server reads the closes
 			held.release()
-			wantCreated(t, <-stays, "hangup-stays")
+			testkit.WantCreated(t, <-stays, "hangup-stays")
 
 			stored := petNames(t, s.store)
 			want := map[string]string{"hangup-first": "true", "hangup-last": "false"}
@@ -108,10 +109,10 @@ func TestClientHangUps(t *testing.T) {
 			// The retry with the key gets the answer of the create that
 			// committed after its client left, or creates it now.
 			committed := requestLine(t, s, "hangup-queued")["committed"] == "true"
-			r := partner.do(http.MethodPost, "/v1/pets", http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"hangup-queued-key"}},
+			r := partner.Do(http.MethodPost, "/v1/pets", http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"hangup-queued-key"}},
 				`{"name": "hangup-queued", "categoryId": 1}`)
-			wantCreated(t, r, "hangup-queued")
-			if replayed := r.header.Get("Idempotent-Replayed") == "true"; replayed != committed {
+			testkit.WantCreated(t, r, "hangup-queued")
+			if replayed := r.Header.Get("Idempotent-Replayed") == "true"; replayed != committed {
 				t.Errorf("retry with the key: replayed %v, but the hung-up create logged committed=%v", replayed, committed)
 			}
 			if n := petNames(t, s.store)["hangup-queued"]; n != 1 {
@@ -232,7 +233,7 @@ func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
 // waitBlocked waits until n batches wait for the held database.
 func (h *heldCreates) waitBlocked(tb testing.TB, n int64) {
 	tb.Helper()
-	waitFor(tb, fmt.Sprintf("%d batches to wait for the database", n), 10*time.Second, time.Millisecond, func() bool {
+	testkit.WaitFor(tb, fmt.Sprintf("%d batches to wait for the database", n), 10*time.Second, time.Millisecond, func() bool {
 		if h.locker == nil {
 			return h.store.SQLDB().Stats().WaitCount-h.waited >= n
 		}
@@ -251,7 +252,7 @@ func (h *heldCreates) waitBlocked(tb testing.TB, n int64) {
 func requestLine(tb testing.TB, s *site, id string) map[string]string {
 	tb.Helper()
 	var line string
-	waitFor(tb, "the request log's line of "+id, 15*time.Second, 5*time.Millisecond, func() bool {
+	testkit.WaitFor(tb, "the request log's line of "+id, 15*time.Second, 5*time.Millisecond, func() bool {
 		for _, l := range strings.Split(s.logs.String(), "\n") {
 			if strings.Contains(l, " msg=request ") && strings.Contains(l, " request_id="+id+" ") {
 				line = l

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -61,11 +62,11 @@ func TestEveryRouteProtected(t *testing.T) {
 		// A signed-out visitor with a session: the sign-in page gave it a
 		// cookie and a CSRF token. A stranger has neither.
 		visitor := s.console()
-		login := visitor.get("/admin/login")
-		if login.status != http.StatusOK {
+		login := visitor.Get("/admin/login")
+		if login.Status != http.StatusOK {
 			t.Fatalf("sign-in page: %s", login)
 		}
-		token := csrfToken(t, login)
+		token := testkit.CSRFToken(t, login)
 		stranger := s.apiClient("")
 
 		routes := s.handler.Routes()
@@ -81,28 +82,28 @@ func TestEveryRouteProtected(t *testing.T) {
 					return
 				case r.Path == "/admin" || strings.HasPrefix(r.Path, "/admin/"):
 					if r.Method == http.MethodGet || r.Method == http.MethodHead {
-						wantSignInRedirect(t, "signed out", stranger.do(r.Method, target, nil, ""))
-						res := visitor.do(r.Method, target, http.Header{"HX-Request": {"true"}}, "")
-						if res.status != http.StatusUnauthorized || !strings.HasPrefix(res.header.Get("HX-Redirect"), "/admin/login") {
-							t.Errorf("htmx, signed out: %d, HX-Redirect %q; want 401 to the sign-in page", res.status, res.header.Get("HX-Redirect"))
+						wantSignInRedirect(t, "signed out", stranger.Do(r.Method, target, nil, ""))
+						res := visitor.Do(r.Method, target, http.Header{"HX-Request": {"true"}}, "")
+						if res.Status != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("HX-Redirect"), "/admin/login") {
+							t.Errorf("htmx, signed out: %d, HX-Redirect %q; want 401 to the sign-in page", res.Status, res.Header.Get("HX-Redirect"))
 						}
 						return
 					}
 					// No session, no token: the CSRF check refuses it.
 					form := url.Values{"name": {"Mallory"}, "categoryId": {"1"}, "status": {"sold"}, "password": {"another long passphrase"}}
-					res := stranger.do(r.Method, target, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, form.Encode())
-					if res.status != http.StatusForbidden && !isSignInRedirect(res) {
-						t.Errorf("no session: %d (Location %q), want 403 or the sign-in page", res.status, res.header.Get("Location"))
+					res := stranger.Do(r.Method, target, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, form.Encode())
+					if res.Status != http.StatusForbidden && !isSignInRedirect(res) {
+						t.Errorf("no session: %d (Location %q), want 403 or the sign-in page", res.Status, res.Header.Get("Location"))
 					}
 					// A session and its token, but nobody signed in.
 					form.Set("csrf_token", token)
 					h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "Sec-Fetch-Site": {"same-origin"}}
-					wantSignInRedirect(t, "signed out with a CSRF token", visitor.do(r.Method, target, h, form.Encode()))
+					wantSignInRedirect(t, "signed out with a CSRF token", visitor.Do(r.Method, target, h, form.Encode()))
 					h.Set("HX-Request", "true")
 					h.Set("X-CSRF-Token", token)
-					res = visitor.do(r.Method, target, h, form.Encode())
-					if res.status != http.StatusUnauthorized || !strings.HasPrefix(res.header.Get("HX-Redirect"), "/admin/login") {
-						t.Errorf("htmx, signed out with a CSRF token: %d, HX-Redirect %q; want 401 to the sign-in page", res.status, res.header.Get("HX-Redirect"))
+					res = visitor.Do(r.Method, target, h, form.Encode())
+					if res.Status != http.StatusUnauthorized || !strings.HasPrefix(res.Header.Get("HX-Redirect"), "/admin/login") {
+						t.Errorf("htmx, signed out with a CSRF token: %d, HX-Redirect %q; want 401 to the sign-in page", res.Status, res.Header.Get("HX-Redirect"))
 					}
 				case r.Path == api.Prefix || strings.HasPrefix(r.Path, api.Prefix+"/"):
 					h := http.Header{"Content-Type": {"application/json"}}
@@ -110,9 +111,9 @@ func TestEveryRouteProtected(t *testing.T) {
 						if auth != "" {
 							h.Set("Authorization", auth)
 						}
-						res := stranger.do(r.Method, target, h, `{"name":"Mallory","categoryId":1}`)
-						wantAPIError(t, fmt.Sprintf("Authorization %q", auth), res, http.StatusUnauthorized, models.CodeUnauthorized)
-						if res.header.Get("WWW-Authenticate") == "" {
+						res := stranger.Do(r.Method, target, h, `{"name":"Mallory","categoryId":1}`)
+						testkit.WantAPIError(t, fmt.Sprintf("Authorization %q", auth), res, http.StatusUnauthorized, models.CodeUnauthorized)
+						if res.Header.Get("WWW-Authenticate") == "" {
 							t.Errorf("Authorization %q: 401 without WWW-Authenticate", auth)
 						}
 					}
@@ -128,14 +129,14 @@ func TestEveryRouteProtected(t *testing.T) {
 }
 
 // isSignInRedirect reports whether r sends the browser to the sign-in page.
-func isSignInRedirect(r reply) bool {
-	return r.status == http.StatusSeeOther && strings.HasPrefix(r.header.Get("Location"), "/admin/login")
+func isSignInRedirect(r testkit.Reply) bool {
+	return r.Status == http.StatusSeeOther && strings.HasPrefix(r.Header.Get("Location"), "/admin/login")
 }
 
-func wantSignInRedirect(t *testing.T, what string, r reply) {
+func wantSignInRedirect(t *testing.T, what string, r testkit.Reply) {
 	t.Helper()
 	if !isSignInRedirect(r) {
-		t.Errorf("%s: %d (Location %q), want 303 to the sign-in page", what, r.status, r.header.Get("Location"))
+		t.Errorf("%s: %d (Location %q), want 303 to the sign-in page", what, r.Status, r.Header.Get("Location"))
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The HTTP load benchmark: the real binary, on each engine,
 // under a closed-loop load of keep-alive clients, written to
@@ -36,6 +36,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -140,7 +141,7 @@ func TestLoadBench(t *testing.T) {
 		Rows: set.rows, Conns: set.conns, DurationSeconds: set.duration.Seconds(), WarmupSeconds: set.warmup.Seconds(),
 		ClientProcs: set.clientProcs}
 	rep.Machine.CPUs, rep.Machine.GOMAXPROCS, rep.Machine.CPUModel = runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel()
-	petstoreBinary(t) // build once, before any engine is timed
+	testkit.Binary(t) // build once, before any engine is timed
 
 	for _, driver := range modelstest.Drivers {
 		t.Run(driver, func(t *testing.T) {
@@ -151,7 +152,8 @@ func TestLoadBench(t *testing.T) {
 	rep.Passed = !t.Failed()
 	table := loadTable(rep)
 	fmt.Print("\n" + table)
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
+	dir := testkit.RepoPath(t, "testdata")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var js bytes.Buffer
@@ -162,7 +164,7 @@ func TestLoadBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, data := range map[string][]byte{"loadbench.txt": []byte(table), "loadbench.json": js.Bytes()} {
-		if err := os.WriteFile(filepath.Join("testdata", name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,24 +176,22 @@ func TestLoadBench(t *testing.T) {
 func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 	databaseURL := modelstest.URL(t, driver) // fails when MariaDB is required and missing
 	vars := map[string]string{"DATABASE_URL": databaseURL}
-	wantCode(t, runBinary(t, vars, "migrate"), 0)
-	keyRun := runBinary(t, vars, "apikey", "create", "--name", "bench")
-	wantCode(t, keyRun, 0)
-	key := lastLine(strings.TrimSpace(keyRun.stdout))
+	testkit.WantCode(t, testkit.RunBinary(t, vars, "migrate"), 0)
+	keyRun := testkit.RunBinary(t, vars, "apikey", "create", "--name", "bench")
+	testkit.WantCode(t, keyRun, 0)
+	key := testkit.LastLine(strings.TrimSpace(keyRun.Stdout))
 	if key == "" || strings.ContainsAny(key, " \t") {
-		t.Fatalf("apikey create printed no key on its last line:\n%s", keyRun.stdout)
+		t.Fatalf("apikey create printed no key on its last line:\n%s", keyRun.Stdout)
 	}
 
-	store := openStore(t, databaseURL)
+	store := testkit.OpenStore(t, databaseURL)
 	var res engineResult
 	res.Engine, res.Version = engineVersion(t, driver, store)
 	start := time.Now()
 	seedPets(t, vars, store, set.rows)
 	res.Seed = "petstore seed"
 	res.SeedSeconds = roundTo(time.Since(start).Seconds(), 1)
-	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT MAX(id) FROM pets").Scan(&res.MaxID); err != nil {
-		t.Fatalf("max pet id: %v", err)
-	}
+	res.MaxID = modelstest.MaxPetID(t, store)
 	store.Close() // the server is the only client while it is measured
 	t.Logf("%s %s: %d pets seeded with %s in %.1f s, max id %d", res.Engine, res.Version, set.rows, res.Seed, res.SeedSeconds, res.MaxID)
 
@@ -203,7 +203,7 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 		{"create", http.MethodPost, "/v1/pets", []byte(`{"name":"bench pet","categoryId":7,"status":"available"}`), http.StatusCreated},
 	}
 	for _, c := range cases {
-		preflight(t, srv.base, key, c, res.MaxID)
+		preflight(t, srv.Base, key, c, res.MaxID)
 	}
 	for _, c := range cases {
 		r := measureCase(t, srv, key, c, set)
@@ -215,7 +215,7 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 		}
 	}
 	res.PeakRSSMiB = srv.peakRSS(t)
-	srv.stop(t)
+	srv.Stop(t)
 	return res
 }
 
@@ -224,14 +224,11 @@ func benchEngine(t testing.TB, driver string, set loadSettings) engineResult {
 // seedPets fills the database with rows pets through `petstore seed`.
 func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows int) {
 	t.Helper()
-	p := startBinary(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
-	if code := p.wait(t, 30*time.Minute); code != 0 {
-		t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, tail(p.stdout.String(), 20), tail(p.stderr.String(), 20))
+	p := testkit.StartBinary(t, "seed", vars, "seed", "--pets", strconv.Itoa(rows))
+	if code := p.Wait(t, 30*time.Minute); code != 0 {
+		t.Fatalf("petstore seed --pets %d exited with %d\nstdout:\n%s\nstderr:\n%s", rows, code, testkit.Tail(p.Stdout.String(), 20), testkit.Tail(p.Stderr.String(), 20))
 	}
-	var n int
-	if err := store.SQLDB().QueryRowContext(t.Context(), "SELECT COUNT(*) FROM pets").Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	n := modelstest.CountRows(t, store, modelstest.Pets)
 	if n < rows {
 		t.Fatalf("petstore seed --pets %d left %d pets", rows, n)
 	}
@@ -240,14 +237,11 @@ func seedPets(t testing.TB, vars map[string]string, store *models.Store, rows in
 // engineVersion names the database engine and its version.
 func engineVersion(t testing.TB, driver string, store *models.Store) (string, string) {
 	t.Helper()
-	q, engine := "SELECT sqlite_version()", "sqlite"
+	engine := "sqlite"
 	if driver == models.DriverMySQL {
-		q, engine = "SELECT VERSION()", "mysql"
+		engine = "mysql"
 	}
-	var v string
-	if err := store.SQLDB().QueryRowContext(t.Context(), q).Scan(&v); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	v := modelstest.EngineVersion(t, store)
 	if strings.Contains(strings.ToLower(v), "mariadb") {
 		engine = "mariadb"
 	}
@@ -259,7 +253,7 @@ func engineVersion(t testing.TB, driver string, store *models.Store) (string, st
 // benchServer is `petstore serve` as a child process whose log goes to a
 // file (see startBinaryLogging).
 type benchServer struct {
-	*instance
+	*testkit.Instance
 	dbPIDs []int // the private mariadbd, for its CPU time
 }
 
@@ -267,14 +261,14 @@ func startBenchServer(t testing.TB, databaseURL string) *benchServer {
 	t.Helper()
 	vars := map[string]string{"DATABASE_URL": databaseURL, "LISTEN_ADDR": "127.0.0.1:0",
 		"RATE_LIMIT_RPS": "1000000", "RATE_LIMIT_BURST": "1000000"}
-	s := &benchServer{instance: startBinaryLogging(t, "petstore serve", vars, filepath.Join(t.TempDir(), "serve.log"), "serve")}
+	s := &benchServer{Instance: testkit.StartBinaryLogging(t, "petstore serve", vars, filepath.Join(t.TempDir(), "serve.log"), "serve")}
 	if strings.HasPrefix(databaseURL, "mysql:") {
 		s.dbPIDs = childDatabases()
 	}
-	s.waitListening(t, time.Minute)
-	plain := newHTTPClient(10 * time.Second)
-	waitFor(t, "GET /readyz answers 200", time.Minute, 50*time.Millisecond, func() bool {
-		return send(plain, http.MethodGet, s.base, "/readyz", nil, "").status == http.StatusOK
+	s.WaitListening(t, time.Minute)
+	plain := testkit.NewHTTPClient(10 * time.Second)
+	testkit.WaitFor(t, "GET /readyz answers 200", time.Minute, 50*time.Millisecond, func() bool {
+		return testkit.Send(plain, http.MethodGet, s.Base, "/readyz", nil, "").Status == http.StatusOK
 	})
 	return s
 }
@@ -282,8 +276,8 @@ func startBenchServer(t testing.TB, databaseURL string) *benchServer {
 // alive fails the test when the server has ended.
 func (s *benchServer) alive(t testing.TB) {
 	t.Helper()
-	if s.exited() {
-		t.Fatalf("petstore serve has exited (%d):\n%s", s.code, tail(s.stderr.String(), 30))
+	if s.Exited() {
+		t.Fatalf("petstore serve has exited (%d):\n%s", s.Code, testkit.Tail(s.Stderr.String(), 30))
 	}
 }
 
@@ -291,7 +285,7 @@ func (s *benchServer) alive(t testing.TB) {
 func (s *benchServer) peakRSS(t testing.TB) float64 {
 	t.Helper()
 	s.alive(t)
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.pid))
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid))
 	if err != nil {
 		t.Fatalf("peak RSS of petstore serve: %v", err)
 	}
@@ -304,7 +298,7 @@ func (s *benchServer) peakRSS(t testing.TB) float64 {
 			return roundTo(kb/1024, 1)
 		}
 	}
-	t.Fatalf("no VmHWM in /proc/%d/status", s.pid)
+	t.Fatalf("no VmHWM in /proc/%d/status", s.Pid)
 	return 0
 }
 
@@ -318,13 +312,13 @@ func preflight(t testing.TB, base, key string, c loadCase, maxID int64) {
 	if c.body != nil {
 		header.Set("Content-Type", "application/json")
 	}
-	resp := newAPIClient(base, key).do(c.method, c.path, header, string(c.body))
-	if resp.err != nil || resp.status != c.want {
+	resp := testkit.NewAPIClient(base, key).Do(c.method, c.path, header, string(c.body))
+	if resp.Err != nil || resp.Status != c.want {
 		t.Fatalf("preflight %s %s %s: %s, want %d", c.name, c.method, c.path, resp, c.want)
 	}
-	body := resp.body
+	body := resp.Body
 	if c.method == http.MethodPost {
-		if resp.header.Get("Location") == "" {
+		if resp.Header.Get("Location") == "" {
 			t.Fatalf("preflight %s: 201 without a Location", c.name)
 		}
 		return
@@ -334,7 +328,7 @@ func preflight(t testing.TB, base, key string, c loadCase, maxID int64) {
 		Status string `json:"status"`
 	}
 	if err := json.Unmarshal(body, &pets); err != nil {
-		t.Fatalf("preflight %s: %v in %s", c.name, err, tail(string(body), 5))
+		t.Fatalf("preflight %s: %v in %s", c.name, err, testkit.Tail(string(body), 5))
 	}
 	want, _ := url.Parse(c.path)
 	limit, _ := strconv.Atoi(want.Query().Get("limit"))
@@ -370,12 +364,12 @@ func measureCase(t testing.TB, srv *benchServer, key string, c loadCase, set loa
 
 	waitQuiet(t, c.name, 10*time.Second)
 	if set.warmup > 0 {
-		runLoad(tr, srv.base, key, c, set.conns, set.warmup)
+		runLoad(tr, srv.Base, key, c, set.conns, set.warmup)
 	}
 	srv.alive(t)
 	runtime.GC() // not during the measured load
 	cpu0 := takeCPU(t, srv)
-	run := runLoad(tr, srv.base, key, c, set.conns, set.duration)
+	run := runLoad(tr, srv.Base, key, c, set.conns, set.duration)
 	cpu := takeCPU(t, srv).since(cpu0)
 
 	r := caseResult{Case: c.name, Request: c.method + " " + c.path, Requests: len(run.latencies), Seconds: roundTo(run.elapsed.Seconds(), 3),
@@ -521,7 +515,7 @@ func takeCPU(t testing.TB, srv *benchServer) cpuSample {
 	t.Helper()
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // children (mariadbd) are not in RUSAGE_SELF
-	server, err := procCPU(srv.pid)
+	server, err := procCPU(srv.Pid)
 	if err != nil {
 		t.Fatalf("CPU time of petstore serve: %v", err)
 	}

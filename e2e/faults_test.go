@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Fault tests, each against the real binary over loopback HTTP: graceful
 // shutdown with requests in flight (TestShutdown), MariaDB stopped
@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -48,8 +49,8 @@ func TestShutdown(t *testing.T) {
 	t.Parallel()
 	const inFlight = 10
 	databaseURL := modelstest.URL(t, models.DriverSQLite)
-	p := serveBinary(t, "serve", serveVars(databaseURL))
-	key := bootstrapOf(t, p.stdout.String()).key
+	p := testkit.ServeBinary(t, "serve", testkit.ServeVars(databaseURL))
+	key := testkit.BootstrapOf(t, p.Stdout.String()).Key
 
 	// One connection per request. The client waits for 100 Continue before
 	// sending the body: the server sends it when the handler first reads the
@@ -62,17 +63,17 @@ func TestShutdown(t *testing.T) {
 		body      string
 		pw        *io.PipeWriter
 		continued chan struct{}
-		res       chan reply
+		res       chan testkit.Reply
 	}
 	calls := make([]*call, inFlight)
 	for i := range calls {
 		pr, pw := io.Pipe()
-		c := &call{name: fmt.Sprintf("in flight %d", i), pw: pw, continued: make(chan struct{}), res: make(chan reply, 1)}
+		c := &call{name: fmt.Sprintf("in flight %d", i), pw: pw, continued: make(chan struct{}), res: make(chan testkit.Reply, 1)}
 		c.body = fmt.Sprintf(`{"name": %q, "categoryId": %d, "status": "pending"}`, c.name, 100+i)
 		calls[i] = c
 		var once sync.Once
 		trace := &httptrace.ClientTrace{Got100Continue: func() { once.Do(func() { close(c.continued) }) }}
-		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodPost, p.base+"/v1/pets", pr)
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), http.MethodPost, p.Base+"/v1/pets", pr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,12 +85,12 @@ func TestShutdown(t *testing.T) {
 			res, err := client.Do(req)
 			if err != nil {
 				pr.CloseWithError(err)
-				c.res <- reply{err: err, took: time.Since(start)}
+				c.res <- testkit.Reply{Err: err, Took: time.Since(start)}
 				return
 			}
 			defer res.Body.Close()
 			b, err := io.ReadAll(res.Body)
-			c.res <- reply{status: res.StatusCode, header: res.Header, body: b, took: time.Since(start), err: err}
+			c.res <- testkit.Reply{Status: res.StatusCode, Header: res.Header, Body: b, Took: time.Since(start), Err: err}
 		}()
 		t.Cleanup(func() { pw.Close() })
 	}
@@ -117,10 +118,10 @@ func TestShutdown(t *testing.T) {
 		write(c, c.body[:len(c.body)/2])
 	}
 
-	signalled := p.signal(t, syscall.SIGTERM)
+	signalled := p.Signal(t, syscall.SIGTERM)
 	// Shutdown closes the listener first: new connections are refused.
-	refused := waitFor(t, "new connections refused after SIGTERM", 5*time.Second, 10*time.Millisecond, func() bool {
-		conn, err := net.DialTimeout("tcp", p.addr, time.Second)
+	refused := testkit.WaitFor(t, "new connections refused after SIGTERM", 5*time.Second, 10*time.Millisecond, func() bool {
+		conn, err := net.DialTimeout("tcp", p.Addr, time.Second)
 		switch {
 		case err == nil:
 			conn.Close() // the listener is not closed yet
@@ -132,15 +133,15 @@ func TestShutdown(t *testing.T) {
 		}
 		return true
 	})
-	figureDuration(t, "shutdown_listener_closed_after_signal", refused)
+	testkit.FigureDuration(t, "shutdown_listener_closed_after_signal", refused)
 	for _, c := range calls {
 		select {
 		case r := <-c.res:
 			t.Fatalf("%s answered before its body was complete: %s", c.name, r)
 		default:
 		}
-		if p.exited() {
-			t.Fatalf("the process exited (%d) with requests in flight", p.code)
+		if p.Exited() {
+			t.Fatalf("the process exited (%d) with requests in flight", p.Code)
 		}
 	}
 
@@ -152,26 +153,26 @@ func TestShutdown(t *testing.T) {
 	for _, c := range calls {
 		select {
 		case r := <-c.res:
-			pet := wantCreated(t, r, c.name)
+			pet := testkit.WantCreated(t, r, c.name)
 			created[pet.ID] = pet.Name
 		case <-time.After(20 * time.Second):
 			t.Fatalf("%s: no answer", c.name)
 		}
 	}
-	if code := p.wait(t, 20*time.Second); code != 0 {
-		t.Fatalf("exit code %d after SIGTERM, want 0\nstderr:\n%s", code, p.stderr)
+	if code := p.Wait(t, 20*time.Second); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM, want 0\nstderr:\n%s", code, p.Stderr)
 	}
-	took := p.exitedAt.Sub(signalled)
-	figure(t, "shutdown_requests_in_flight", inFlight, "requests")
-	figureDuration(t, "shutdown_signal_to_exit", took)
+	took := p.ExitedAt.Sub(signalled)
+	testkit.Figure(t, "shutdown_requests_in_flight", inFlight, "requests")
+	testkit.FigureDuration(t, "shutdown_signal_to_exit", took)
 	if took > 15*time.Second {
 		t.Errorf("shutdown took %s, more than the 15 s bound", took)
 	}
-	if !strings.Contains(p.stderr.String(), `msg=stopped`) {
-		t.Errorf("no 'stopped' log line:\n%s", tail(p.stderr.String(), 10))
+	if !strings.Contains(p.Stderr.String(), `msg=stopped`) {
+		t.Errorf("no 'stopped' log line:\n%s", testkit.Tail(p.Stderr.String(), 10))
 	}
 
-	store := openStore(t, databaseURL)
+	store := testkit.OpenStore(t, databaseURL)
 	pets, _, err := store.ListPets(t.Context(), models.PetQuery{Limit: models.MaxPageLimit})
 	if err != nil {
 		t.Fatal(err)
@@ -193,97 +194,97 @@ func TestShutdown(t *testing.T) {
 func TestOutage(t *testing.T) {
 	// Not parallel: it stops the MariaDB server all tests share.
 	databaseURL := modelstest.URL(t, models.DriverMySQL)
-	p := serveBinary(t, "serve", serveVars(databaseURL))
-	b := bootstrapOf(t, p.stdout.String())
-	partner := newAPIClient(p.base, b.key)
-	staff := signedIn(t, p.base, b.username, b.password)
-	plain := newHTTPClient(15 * time.Second)
+	p := testkit.ServeBinary(t, "serve", testkit.ServeVars(databaseURL))
+	b := testkit.BootstrapOf(t, p.Stdout.String())
+	partner := testkit.NewAPIClient(p.Base, b.Key)
+	staff := testkit.SignedIn(t, p.Base, b.Username, b.Password)
+	plain := testkit.NewHTTPClient(15 * time.Second)
 
-	before := wantCreated(t, partner.createPet("before the outage"), "before the outage")
-	if r := staff.get("/admin/pets"); r.status != http.StatusOK {
+	before := testkit.WantCreated(t, partner.CreatePet("before the outage"), "before the outage")
+	if r := staff.Get("/admin/pets"); r.Status != http.StatusOK {
 		t.Fatalf("console before the outage: %s", r)
 	}
 
 	stopStart := time.Now()
 	modelstest.Stop(t)
-	figureDuration(t, "mariadb_stop", time.Since(stopStart))
+	testkit.FigureDuration(t, "mariadb_stop", time.Since(stopStart))
 
 	// Twice: the first round meets the pool's dead connections, the second
 	// fresh refused dials.
 	for round := 1; round <= 2; round++ {
-		check := func(what string, r reply) {
+		check := func(what string, r testkit.Reply) {
 			t.Helper()
-			if r.took > 5*time.Second {
-				t.Errorf("round %d: %s took %s, want an answer within 5 s", round, what, r.took)
+			if r.Took > 5*time.Second {
+				t.Errorf("round %d: %s took %s, want an answer within 5 s", round, what, r.Took)
 			}
 		}
-		r := send(plain, http.MethodGet, p.base, "/readyz", nil, "")
+		r := testkit.Send(plain, http.MethodGet, p.Base, "/readyz", nil, "")
 		check("GET /readyz", r)
-		wantAPIError(t, fmt.Sprintf("round %d: GET /readyz", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		testkit.WantAPIError(t, fmt.Sprintf("round %d: GET /readyz", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
 
-		r = send(plain, http.MethodGet, p.base, "/healthz", nil, "")
+		r = testkit.Send(plain, http.MethodGet, p.Base, "/healthz", nil, "")
 		check("GET /healthz", r)
-		if r.status != http.StatusOK {
+		if r.Status != http.StatusOK {
 			t.Errorf("round %d: GET /healthz during the outage: %s, want 200", round, r)
 		}
 
-		r = partner.get("/v1/pets")
+		r = partner.Get("/v1/pets")
 		check("GET /v1/pets", r)
-		wantAPIError(t, fmt.Sprintf("round %d: GET /v1/pets", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		testkit.WantAPIError(t, fmt.Sprintf("round %d: GET /v1/pets", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
 
-		r = partner.createPet("during the outage")
+		r = partner.CreatePet("during the outage")
 		check("POST /v1/pets", r)
-		wantAPIError(t, fmt.Sprintf("round %d: POST /v1/pets", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		testkit.WantAPIError(t, fmt.Sprintf("round %d: POST /v1/pets", round), r, http.StatusServiceUnavailable, models.CodeUnavailable)
 
-		r = staff.get("/admin/pets")
+		r = staff.Get("/admin/pets")
 		check("GET /admin/pets", r)
-		if r.status != http.StatusServiceUnavailable || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") ||
-			!bytes.Contains(r.body, []byte("<html")) {
-			t.Errorf("round %d: console during the outage: %s (Content-Type %q), want an HTML 503 page", round, r, r.header.Get("Content-Type"))
+		if r.Status != http.StatusServiceUnavailable || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") ||
+			!bytes.Contains(r.Body, []byte("<html")) {
+			t.Errorf("round %d: console during the outage: %s (Content-Type %q), want an HTML 503 page", round, r, r.Header.Get("Content-Type"))
 		}
-		if m := stackTrace.Find(r.body); m != nil {
-			t.Errorf("round %d: the console's error page shows %q:\n%s", round, m, r.body)
+		if m := stackTrace.Find(r.Body); m != nil {
+			t.Errorf("round %d: the console's error page shows %q:\n%s", round, m, r.Body)
 		}
-		if p.exited() {
-			t.Fatalf("the server exited (%d) during the outage", p.code)
+		if p.Exited() {
+			t.Fatalf("the server exited (%d) during the outage", p.Code)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if strings.Contains(p.stderr.String(), "panic") {
-		t.Errorf("the server logged a panic:\n%s", tail(p.stderr.String(), 20))
+	if strings.Contains(p.Stderr.String(), "panic") {
+		t.Errorf("the server logged a panic:\n%s", testkit.Tail(p.Stderr.String(), 20))
 	}
 	// An outage is logged as one: at ERROR, 503, with its reason.
-	if !outageLogged.MatchString(p.stderr.String()) {
-		t.Errorf("no ERROR line with status=503 reason=unavailable for the outage:\n%s", tail(p.stderr.String(), 20))
+	if !outageLogged.MatchString(p.Stderr.String()) {
+		t.Errorf("no ERROR line with status=503 reason=unavailable for the outage:\n%s", testkit.Tail(p.Stderr.String(), 20))
 	}
 
 	startStart := time.Now()
 	modelstest.Start(t)
 	back := time.Now()
-	figureDuration(t, "mariadb_start", back.Sub(startStart))
-	ready := waitFor(t, "/readyz 200 after MariaDB came back", 30*time.Second, 20*time.Millisecond, func() bool {
-		return send(plain, http.MethodGet, p.base, "/readyz", nil, "").status == http.StatusOK
+	testkit.FigureDuration(t, "mariadb_start", back.Sub(startStart))
+	ready := testkit.WaitFor(t, "/readyz 200 after MariaDB came back", 30*time.Second, 20*time.Millisecond, func() bool {
+		return testkit.Send(plain, http.MethodGet, p.Base, "/readyz", nil, "").Status == http.StatusOK
 	})
-	figureDuration(t, "recovery_readyz", ready)
+	testkit.FigureDuration(t, "recovery_readyz", ready)
 	var after api.Pet
-	wrote := waitFor(t, "an API create after MariaDB came back", 30*time.Second, 20*time.Millisecond, func() bool {
-		r := partner.createPet("after the outage")
-		if r.status == http.StatusCreated {
-			after = wantCreated(t, r, "after the outage")
+	wrote := testkit.WaitFor(t, "an API create after MariaDB came back", 30*time.Second, 20*time.Millisecond, func() bool {
+		r := partner.CreatePet("after the outage")
+		if r.Status == http.StatusCreated {
+			after = testkit.WantCreated(t, r, "after the outage")
 			return true
 		}
 		return false
 	})
-	figureDuration(t, "recovery_create", ready+wrote)
+	testkit.FigureDuration(t, "recovery_create", ready+wrote)
 
-	if r := staff.get("/admin/pets"); r.status != http.StatusOK {
+	if r := staff.Get("/admin/pets"); r.Status != http.StatusOK {
 		t.Errorf("console after the outage (same session): %s, want 200", r)
 	}
-	pets := partner.allPets(t)
+	pets := partner.AllPets(t)
 	if len(pets) != 2 || pets[before.ID].Name != before.Name || pets[after.ID].Name != after.Name {
 		t.Errorf("pets after the outage: %v, want %q and %q", pets, before.Name, after.Name)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 // TestOutageFrozenDatabase pauses MariaDB instead of stopping it: it
@@ -295,48 +296,48 @@ func TestOutageFrozenDatabase(t *testing.T) {
 	// Not parallel: it freezes the MariaDB server all tests share.
 	const bound = 15 * time.Second
 	databaseURL := modelstest.URL(t, models.DriverMySQL)
-	p := serveBinary(t, "serve", serveVars(databaseURL))
-	b := bootstrapOf(t, p.stdout.String())
-	partner := newAPIClient(p.base, b.key)
-	partner.http.Timeout = 2 * bound
-	staff := signedIn(t, p.base, b.username, b.password)
-	staff.http.Timeout = 2 * bound
-	plain := newHTTPClient(2 * bound)
-	wantCreated(t, partner.createPet("before the freeze"), "before the freeze")
+	p := testkit.ServeBinary(t, "serve", testkit.ServeVars(databaseURL))
+	b := testkit.BootstrapOf(t, p.Stdout.String())
+	partner := testkit.NewAPIClient(p.Base, b.Key)
+	partner.HTTP.Timeout = 2 * bound
+	staff := testkit.SignedIn(t, p.Base, b.Username, b.Password)
+	staff.HTTP.Timeout = 2 * bound
+	plain := testkit.NewHTTPClient(2 * bound)
+	testkit.WantCreated(t, partner.CreatePet("before the freeze"), "before the freeze")
 
 	modelstest.Freeze(t)
 	// All at once, each on its own connection: each waits for the database.
 	probes := []struct {
 		name  string
-		do    func() reply
-		check func(string, reply)
+		do    func() testkit.Reply
+		check func(string, testkit.Reply)
 	}{
-		{"GET /readyz", func() reply { return send(plain, http.MethodGet, p.base, "/readyz", nil, "") },
-			func(what string, r reply) {
-				wantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		{"GET /readyz", func() testkit.Reply { return testkit.Send(plain, http.MethodGet, p.Base, "/readyz", nil, "") },
+			func(what string, r testkit.Reply) {
+				testkit.WantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
 			}},
-		{"GET /healthz", func() reply { return send(plain, http.MethodGet, p.base, "/healthz", nil, "") },
-			func(what string, r reply) {
-				if r.status != http.StatusOK {
+		{"GET /healthz", func() testkit.Reply { return testkit.Send(plain, http.MethodGet, p.Base, "/healthz", nil, "") },
+			func(what string, r testkit.Reply) {
+				if r.Status != http.StatusOK {
 					t.Errorf("%s: %s, want 200", what, r)
 				}
 			}},
-		{"GET /v1/pets", func() reply { return partner.get("/v1/pets") },
-			func(what string, r reply) {
-				wantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		{"GET /v1/pets", func() testkit.Reply { return partner.Get("/v1/pets") },
+			func(what string, r testkit.Reply) {
+				testkit.WantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
 			}},
-		{"POST /v1/pets", func() reply { return partner.createPet("during the freeze") },
-			func(what string, r reply) {
-				wantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
+		{"POST /v1/pets", func() testkit.Reply { return partner.CreatePet("during the freeze") },
+			func(what string, r testkit.Reply) {
+				testkit.WantAPIError(t, what, r, http.StatusServiceUnavailable, models.CodeUnavailable)
 			}},
-		{"GET /admin/pets", func() reply { return staff.get("/admin/pets") },
-			func(what string, r reply) {
-				if r.status != http.StatusServiceUnavailable || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		{"GET /admin/pets", func() testkit.Reply { return staff.Get("/admin/pets") },
+			func(what string, r testkit.Reply) {
+				if r.Status != http.StatusServiceUnavailable || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 					t.Errorf("%s: %s, want an HTML 503 page", what, r)
 				}
 			}},
 	}
-	replies := make([]reply, len(probes))
+	replies := make([]testkit.Reply, len(probes))
 	var wg sync.WaitGroup
 	for i, pr := range probes {
 		wg.Go(func() { replies[i] = pr.do() })
@@ -345,28 +346,28 @@ func TestOutageFrozenDatabase(t *testing.T) {
 	var longest time.Duration
 	for i, pr := range probes {
 		r := replies[i]
-		longest = max(longest, r.took)
+		longest = max(longest, r.Took)
 		what := pr.name + " with the database frozen"
-		if r.err != nil || r.took > bound {
+		if r.Err != nil || r.Took > bound {
 			t.Errorf("%s: %s, want an answer within %s", what, r, bound)
 			continue
 		}
 		pr.check(what, r)
 	}
-	figureDuration(t, "frozen_db_longest_answer", longest)
-	if p.exited() {
-		t.Fatalf("the server exited (%d) with the database frozen", p.code)
+	testkit.FigureDuration(t, "frozen_db_longest_answer", longest)
+	if p.Exited() {
+		t.Fatalf("the server exited (%d) with the database frozen", p.Code)
 	}
 
 	modelstest.Thaw(t)
-	back := waitFor(t, "an API create after MariaDB resumed", 30*time.Second, 20*time.Millisecond, func() bool {
-		return partner.createPet("after the freeze").status == http.StatusCreated
+	back := testkit.WaitFor(t, "an API create after MariaDB resumed", 30*time.Second, 20*time.Millisecond, func() bool {
+		return partner.CreatePet("after the freeze").Status == http.StatusCreated
 	})
-	figureDuration(t, "frozen_db_recovery_create", back)
-	if r := send(plain, http.MethodGet, p.base, "/readyz", nil, ""); r.status != http.StatusOK {
+	testkit.FigureDuration(t, "frozen_db_recovery_create", back)
+	if r := testkit.Send(plain, http.MethodGet, p.Base, "/readyz", nil, ""); r.Status != http.StatusOK {
 		t.Errorf("GET /readyz after the freeze: %s", r)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 // TestStartup starts servers while MariaDB is down: one with the default
@@ -377,57 +378,57 @@ func TestStartup(t *testing.T) {
 	// Not parallel: it stops the MariaDB server all tests share.
 	waitURL := modelstest.URL(t, models.DriverMySQL)
 	giveUpURL := modelstest.URL(t, models.DriverMySQL)
-	petstoreBinary(t) // built before the clock starts
+	testkit.Binary(t) // built before the clock starts
 	modelstest.Stop(t)
 
 	started := time.Now()
-	waiting := startBinary(t, "waiting serve", serveVars(waitURL), "serve")
-	impatient := serveVars(giveUpURL)
+	waiting := testkit.StartBinary(t, "waiting serve", testkit.ServeVars(waitURL), "serve")
+	impatient := testkit.ServeVars(giveUpURL)
 	impatient["DATABASE_CONNECT_TIMEOUT"] = "2s"
-	givingUp := startBinary(t, "impatient serve", impatient, "serve")
+	givingUp := testkit.StartBinary(t, "impatient serve", impatient, "serve")
 
-	code := givingUp.wait(t, 15*time.Second)
-	gaveUp := givingUp.exitedAt.Sub(started)
-	figureDuration(t, "startup_give_up_with_2s_timeout", gaveUp)
+	code := givingUp.Wait(t, 15*time.Second)
+	gaveUp := givingUp.ExitedAt.Sub(started)
+	testkit.FigureDuration(t, "startup_give_up_with_2s_timeout", gaveUp)
 	if code != 1 {
 		t.Errorf("with the database down and DATABASE_CONNECT_TIMEOUT=2s: exit %d, want 1", code)
 	}
 	if gaveUp < 2*time.Second || gaveUp > 7*time.Second {
 		t.Errorf("gave up after %s, want about 2 s", gaveUp)
 	}
-	stderr := givingUp.stderr.String()
-	if n := len(retryWarning.FindAllString(stderr, -1)); n < 2 {
+	stderr := givingUp.Stderr.String()
+	if n := len(testkit.RetryWarning.FindAllString(stderr, -1)); n < 2 {
 		t.Errorf("%d retries logged in 2 s, want several (backoff from 100 ms):\n%s", n, stderr)
 	}
-	line := wantOneLine(t, "stderr without the retry lines", retryWarning.ReplaceAllString(stderr, ""))
+	line := testkit.WantOneLine(t, "stderr without the retry lines", testkit.RetryWarning.ReplaceAllString(stderr, ""))
 	if !strings.HasPrefix(line, "petstore: DATABASE_URL: ") {
 		t.Errorf("final line %q, want petstore: DATABASE_URL: ...", line)
 	}
-	if givingUp.stdout.String() != "" {
-		t.Errorf("the impatient server printed on stdout:\n%s", givingUp.stdout)
+	if givingUp.Stdout.String() != "" {
+		t.Errorf("the impatient server printed on stdout:\n%s", givingUp.Stdout)
 	}
 
 	time.Sleep(time.Until(started.Add(2 * time.Second)))
-	if waiting.exited() {
-		t.Fatalf("the waiting server exited (%d) while the database was down:\n%s", waiting.code, waiting.stderr)
+	if waiting.Exited() {
+		t.Fatalf("the waiting server exited (%d) while the database was down:\n%s", waiting.Code, waiting.Stderr)
 	}
-	if listeningPattern.MatchString(waiting.stderr.String()) {
+	if testkit.ListeningPattern.MatchString(waiting.Stderr.String()) {
 		t.Fatal("the waiting server serves without a database")
 	}
 	modelstest.Start(t)
 	back := time.Now()
-	waiting.waitListening(t, time.Minute)
+	waiting.WaitListening(t, time.Minute)
 	up := time.Since(back)
-	figureDuration(t, "startup_serving_after_db_back", up)
-	if n := len(retryWarning.FindAllString(waiting.stderr.String(), -1)); n < 2 {
+	testkit.FigureDuration(t, "startup_serving_after_db_back", up)
+	if n := len(testkit.RetryWarning.FindAllString(waiting.Stderr.String(), -1)); n < 2 {
 		t.Errorf("the waiting server logged %d retries, want several", n)
 	}
-	b := bootstrapOf(t, waiting.stdout.String())
-	if r := send(newHTTPClient(15*time.Second), http.MethodGet, waiting.base, "/readyz", nil, ""); r.status != http.StatusOK {
+	b := testkit.BootstrapOf(t, waiting.Stdout.String())
+	if r := testkit.Send(testkit.NewHTTPClient(15*time.Second), http.MethodGet, waiting.Base, "/readyz", nil, ""); r.Status != http.StatusOK {
 		t.Errorf("GET /readyz: %s, want 200", r)
 	}
-	wantCreated(t, newAPIClient(waiting.base, b.key).createPet("after a late database"), "after a late database")
-	waiting.stop(t)
+	testkit.WantCreated(t, testkit.NewAPIClient(waiting.Base, b.Key).CreatePet("after a late database"), "after a late database")
+	waiting.Stop(t)
 }
 
 // TestNoLostWrites creates pets from several goroutines while MariaDB is
@@ -444,13 +445,13 @@ func TestNoLostWrites(t *testing.T) {
 		restarts = 2
 	)
 	databaseURL := modelstest.URL(t, models.DriverMySQL)
-	p := serveBinary(t, "serve", serveVars(databaseURL))
-	partner := newAPIClient(p.base, bootstrapOf(t, p.stdout.String()).key)
-	partner.http.Transport = &http.Transport{MaxIdleConnsPerHost: workers}
+	p := testkit.ServeBinary(t, "serve", testkit.ServeVars(databaseURL))
+	partner := testkit.NewAPIClient(p.Base, testkit.BootstrapOf(t, p.Stdout.String()).Key)
+	partner.HTTP.Transport = &http.Transport{MaxIdleConnsPerHost: workers}
 
 	type failure struct {
 		name string
-		r    reply
+		r    testkit.Reply
 	}
 	var (
 		mu        sync.Mutex
@@ -472,16 +473,16 @@ func TestNoLostWrites(t *testing.T) {
 		header := http.Header{"Content-Type": {"application/json"}, "Idempotency-Key": {"nlw-key-" + name}}
 		deadline := time.Now().Add(30 * time.Second)
 		for try := 0; ; try++ {
-			r := partner.do(http.MethodPost, "/v1/pets", header, string(body))
-			if r.err == nil && r.status == http.StatusCreated {
+			r := partner.Do(http.MethodPost, "/v1/pets", header, string(body))
+			if r.Err == nil && r.Status == http.StatusCreated {
 				var pet api.Pet
-				if err := json.Unmarshal(r.body, &pet); err != nil || pet.Name != name {
-					t.Errorf("create %q: 201 with body %s", name, r.body)
+				if err := json.Unmarshal(r.Body, &pet); err != nil || pet.Name != name {
+					t.Errorf("create %q: 201 with body %s", name, r.Body)
 				}
 				if try > 0 {
 					retried.Add(1)
 				}
-				if r.header.Get("Idempotent-Replayed") == "true" {
+				if r.Header.Get("Idempotent-Replayed") == "true" {
 					replayed.Add(1)
 				}
 				mu.Lock()
@@ -522,7 +523,7 @@ func TestNoLostWrites(t *testing.T) {
 	progress := func(what string, n int64) {
 		t.Helper()
 		from := succeeded.Load()
-		waitFor(t, what, 30*time.Second, 10*time.Millisecond, func() bool { return succeeded.Load() >= from+n })
+		testkit.WaitFor(t, what, 30*time.Second, 10*time.Millisecond, func() bool { return succeeded.Load() >= from+n })
 	}
 	progress("creates before the first restart", 100)
 	for i := 1; i <= restarts; i++ {
@@ -530,9 +531,9 @@ func TestNoLostWrites(t *testing.T) {
 		time.Sleep(500 * time.Millisecond) // down for a moment, with creates failing
 		modelstest.Start(t)
 		from := succeeded.Load()
-		d := waitFor(t, "a create after MariaDB came back", 30*time.Second, 5*time.Millisecond,
+		d := testkit.WaitFor(t, "a create after MariaDB came back", 30*time.Second, 5*time.Millisecond,
 			func() bool { return succeeded.Load() > from })
-		figureDuration(t, fmt.Sprintf("restart_%d_first_201_after_db_back", i), d)
+		testkit.FigureDuration(t, fmt.Sprintf("restart_%d_first_201_after_db_back", i), d)
 		progress("creates after the restart", 100)
 	}
 	stopWorkers() // each worker finishes its create first
@@ -542,25 +543,25 @@ func TestNoLostWrites(t *testing.T) {
 	// connection.
 	byKind := map[string]int{}
 	for _, f := range failed {
-		kind := fmt.Sprint(f.r.status)
-		if f.r.err != nil {
+		kind := fmt.Sprint(f.r.Status)
+		if f.r.Err != nil {
 			kind = "transport error"
 		}
 		byKind[kind]++
 		if byKind[kind] > 3 {
 			continue
 		}
-		if f.r.status == http.StatusConflict {
-			wantAPIError(t, "failed create "+f.name, f.r, http.StatusConflict, models.CodeIdempotencyKeyInUse)
+		if f.r.Status == http.StatusConflict {
+			testkit.WantAPIError(t, "failed create "+f.name, f.r, http.StatusConflict, models.CodeIdempotencyKeyInUse)
 		} else {
-			wantAPIError(t, "failed create "+f.name, f.r, http.StatusServiceUnavailable, models.CodeUnavailable)
+			testkit.WantAPIError(t, "failed create "+f.name, f.r, http.StatusServiceUnavailable, models.CodeUnavailable)
 		}
 	}
 	t.Logf("failures by status: %v", byKind)
-	t.Logf("causes logged by the server: %v", failureCauses(p.stderr.String()))
+	t.Logf("causes logged by the server: %v", failureCauses(p.Stderr.String()))
 
 	// Every 201 is listed by the API, under its name.
-	listed := partner.allPets(t)
+	listed := partner.AllPets(t)
 	lost := 0
 	for id, name := range created {
 		if listed[id].Name != name {
@@ -573,7 +574,7 @@ func TestNoLostWrites(t *testing.T) {
 
 	// In the database, every create is one pet with exactly its one
 	// creation event, and no creation event lacks its pet.
-	db := openStore(t, databaseURL).SQLDB()
+	db := testkit.OpenStore(t, databaseURL).SQLDB()
 	rows, err := db.QueryContext(t.Context(), `SELECT p.id, p.name, COUNT(a.id) FROM pets p
 		LEFT JOIN audit_events a ON a.action = ? AND a.target_type = ? AND a.target_id = p.id
 		GROUP BY p.id, p.name`, models.ActionPetCreated, models.TargetPet)
@@ -617,14 +618,14 @@ func TestNoLostWrites(t *testing.T) {
 		t.Errorf("%d pets in the database, %d listed by the API", len(stored), len(listed))
 	}
 
-	figure(t, "creates_attempted", float64(attempted.Load()), "creates")
-	figure(t, "creates_succeeded", float64(len(created)), "creates")
-	figure(t, "creates_retried", float64(retried.Load()), "creates")
-	figure(t, "create_requests_failed", float64(len(failed)), "requests")
-	figure(t, "creates_replayed_after_a_failed_attempt_was_stored", float64(replayed.Load()), "creates")
-	figure(t, "creates_duplicated", float64(duplicates), "creates")
-	figure(t, "creates_half_stored", float64(halfStored+orphans), "creates")
-	figure(t, "creates_lost", float64(lost), "creates")
+	testkit.Figure(t, "creates_attempted", float64(attempted.Load()), "creates")
+	testkit.Figure(t, "creates_succeeded", float64(len(created)), "creates")
+	testkit.Figure(t, "creates_retried", float64(retried.Load()), "creates")
+	testkit.Figure(t, "create_requests_failed", float64(len(failed)), "requests")
+	testkit.Figure(t, "creates_replayed_after_a_failed_attempt_was_stored", float64(replayed.Load()), "creates")
+	testkit.Figure(t, "creates_duplicated", float64(duplicates), "creates")
+	testkit.Figure(t, "creates_half_stored", float64(halfStored+orphans), "creates")
+	testkit.Figure(t, "creates_lost", float64(lost), "creates")
 	if int(attempted.Load()) != len(created) || len(stored) != len(created) {
 		t.Errorf("%d creates attempted, %d answered 201, %d stored; want all the same", attempted.Load(), len(created), len(stored))
 	}
@@ -634,10 +635,10 @@ func TestNoLostWrites(t *testing.T) {
 	if lost != 0 {
 		t.Errorf("%d acknowledged creates lost", lost)
 	}
-	if p.exited() {
-		t.Fatalf("the server exited (%d) during the restarts", p.code)
+	if p.Exited() {
+		t.Fatalf("the server exited (%d) during the restarts", p.Code)
 	}
-	p.stop(t)
+	p.Stop(t)
 }
 
 var (

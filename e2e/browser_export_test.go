@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser journey of the CSV export: staff filter the pets page,
 // reach "Export CSV" with the keyboard and get the file of the filter,
@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -91,7 +92,7 @@ func (d *downloads) wait(j *journey) download {
 // filter's file; the page with the link on a phone and in dark mode.
 func TestBrowserExport(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		j := newJourney(t, driver)
 		pets := j.addPets(
 			models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable},

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Browser journeys of the pet edits: editing a pet from the list,
 // a conflict between two staff members in two browser contexts, a bulk
@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -79,7 +80,7 @@ func (j *journey) stored(id int64) models.Pet {
 // edit by keyboard, and find the change in its history and the list.
 func TestBrowserEditPet(t *testing.T) {
 	t.Parallel()
-	forEachDriver(t, func(t *testing.T, driver string) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
 		j := newJourney(t, driver)
 		pets := j.addPets(
 			models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable},

@@ -1,0 +1,44 @@
+package testkit
+
+import (
+	"context"
+	"petstore/config"
+	"petstore/models"
+	"petstore/models/modelstest"
+	"testing"
+	"time"
+)
+
+// ForEachDriver runs fn as a parallel subtest per database driver.
+func ForEachDriver(t *testing.T, fn func(t *testing.T, driver string)) {
+	t.Helper()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			t.Parallel()
+			fn(t, driver)
+		})
+	}
+}
+
+// ForEachDatabase runs fn as a parallel subtest per database driver, each
+// with the DATABASE_URL of a fresh, empty database.
+func ForEachDatabase(t *testing.T, fn func(t *testing.T, databaseURL string)) {
+	t.Helper()
+	ForEachDriver(t, func(t *testing.T, driver string) { fn(t, modelstest.URL(t, driver)) })
+}
+
+// OpenStore opens the database behind databaseURL directly, to check what a
+// command or a server did.
+func OpenStore(tb testing.TB, databaseURL string) *models.Store {
+	tb.Helper()
+	db, err := config.ParseDatabaseURL(databaseURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := models.Open(context.Background(), models.Options{Driver: string(db.Driver), DSN: db.DSN, ConnectTimeout: 20 * time.Second})
+	if err != nil {
+		tb.Fatalf("open %s: %v", db.Redacted, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
