@@ -24,9 +24,12 @@ import (
 func TestFailedAuthenticationsLimited(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
-		// The production limit, behind a trusted proxy on loopback
-		// (TRUSTED_PROXIES): X-Forwarded-For names the client address.
-		o := newObserved(t, s, server.Deps{Config: config.Config{TrustedProxies: []string{"127.0.0.1", "::1"}}, AuthFailureLimit: api.DefaultAuthFailureRate})
+		// The production burst, behind a trusted proxy on loopback
+		// (TRUSTED_PROXIES): X-Forwarded-For names the client address. The
+		// refill is slower than production's (one failure each 4 s, not
+		// each 0.5 s), so that on a loaded machine no token comes back
+		// between the burst and the checks of its 429s.
+		o := newObserved(t, s, server.Deps{Config: config.Config{TrustedProxies: []string{"127.0.0.1", "::1"}}, AuthFailureLimit: 0.25})
 		good := o.keys[0]
 		from := func(addr, key string) response {
 			t.Helper()
