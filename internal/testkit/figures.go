@@ -31,8 +31,9 @@ func WaitFor(tb testing.TB, what string, limit, interval time.Duration, fn func(
 var figuresMu sync.Mutex
 
 // Figure logs one measured figure and appends it as a JSON line to the
-// file named by PETSTORE_FIGURES (default testdata/figures.jsonl), for the
-// closing notes of issues. Figures are never asserted on.
+// file named by PETSTORE_FIGURES (default testdata/figures.jsonl), to be
+// compared between runs (docs/performance.md). Figures are never asserted
+// on: a loaded machine would fail a threshold for no fault of the code.
 func Figure(tb testing.TB, name string, value float64, unit string) {
 	tb.Helper()
 	tb.Logf("figure %s = %g %s", name, value, unit)
