@@ -62,7 +62,9 @@ func (s *Store) EachPetAPI(ctx context.Context, q PetQuery, fn func(PetRow)) (mo
 	}
 	r := h.primary
 	if q.AllowStale && len(h.replicas) > 0 {
-		r = h.replicas[rand.IntN(len(h.replicas))]
+		if r, err = h.replicas[rand.IntN(len(h.replicas))].prepared(ctx, s); err != nil {
+			return false, s.dbErr("list pets", err)
+		}
 	}
 	var rows *sql.Rows
 	if q.Status != "" {

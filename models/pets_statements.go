@@ -31,10 +31,13 @@ type petReads struct {
 type petStatements struct {
 	mu    sync.Mutex
 	ready atomic.Bool
-	// primary reads from the primary (SQLite's readers, or MySQL's pool);
-	// replicas from each read replica (DATABASE_REPLICA_URLS).
-	primary  petReads
-	replicas []petReads
+	// primary reads from the primary (SQLite's readers, or MySQL's pool).
+	primary petReads
+	// replicas read from each read replica (DATABASE_REPLICA_URLS), each
+	// prepared on its own first use: a replica still catching up with a
+	// migration, or down, fails only the reads sent to it, never a create
+	// or a read of the primary.
+	replicas []*replicaReads
 	// insertPet, insertAudit and insertWord write a created pet, its audit
 	// event and its search words on SQLite's writer, and insertCount a
 	// batch's count of pets of one status (statuscounts.go); MySQL has none
@@ -77,21 +80,17 @@ func (s *Store) preparePetStatements(ctx context.Context) (err error) {
 		st, err = db.PrepareContext(ctx, query)
 		return st
 	}
-	const cols = "SELECT " + petListColumns + " FROM "
-	byStatus := "pets"
-	if s.driver == DriverMySQL {
-		byStatus = petsByStatus // see ListPets
-	}
 	reads := func(db *sql.DB) petReads {
 		return petReads{
-			list:       prep(db, cols+"pets WHERE id > ? ORDER BY id LIMIT ?"),
-			listStatus: prep(db, cols+byStatus+" WHERE status = ? AND id > ? ORDER BY id LIMIT ?"),
+			list:       prep(db, listSQL),
+			listStatus: prep(db, s.listStatusSQL()),
 			get:        prep(db, "SELECT "+petColumns+" FROM pets WHERE id = ?"),
 		}
 	}
 	h.primary = reads(s.readDB)
-	for _, r := range s.replicas {
-		h.replicas = append(h.replicas, reads(r))
+	h.replicas = make([]*replicaReads, len(s.replicas))
+	for i, db := range s.replicas {
+		h.replicas[i] = &replicaReads{db: db}
 	}
 	if s.createDB == nil { // SQLite's creates (insertCreates); MySQL's send text (insertCreatesMySQL)
 		h.insertPet = prep(s.sqlDB, createPetSQL)
@@ -119,10 +118,64 @@ func (s *Store) closePetStatements() {
 		}
 	}
 	for _, r := range h.replicas {
-		for _, st := range []*sql.Stmt{r.list, r.listStatus, r.get} {
-			if st != nil {
-				st.Close()
-			}
+		r.close()
+	}
+}
+
+// listSQL is a page of pets in id order; listStatusSQL a page of one status.
+const listSQL = "SELECT " + petListColumns + " FROM pets WHERE id > ? ORDER BY id LIMIT ?"
+
+func (s *Store) listStatusSQL() string {
+	from := "pets"
+	if s.driver == DriverMySQL {
+		from = petsByStatus // see ListPets
+	}
+	return "SELECT " + petListColumns + " FROM " + from + " WHERE status = ? AND id > ? ORDER BY id LIMIT ?"
+}
+
+// replicaReads are one read replica's prepared pages (a replica serves
+// only the partner API's pages, never a pet by its id).
+type replicaReads struct {
+	db    *sql.DB
+	mu    sync.Mutex
+	ready atomic.Bool
+	reads petReads
+}
+
+// prepared returns the replica's prepared pages, preparing them on first use;
+// a failed preparation is undone, so the next read tries again.
+func (r *replicaReads) prepared(ctx context.Context, s *Store) (petReads, error) {
+	if r.ready.Load() {
+		return r.reads, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ready.Load() {
+		return r.reads, nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	list, err := r.db.PrepareContext(ctx, listSQL)
+	if err != nil {
+		return petReads{}, fmt.Errorf("prepare replica reads: %w", err)
+	}
+	listStatus, err := r.db.PrepareContext(ctx, s.listStatusSQL())
+	if err != nil {
+		list.Close()
+		return petReads{}, fmt.Errorf("prepare replica reads: %w", err)
+	}
+	r.reads = petReads{list: list, listStatus: listStatus}
+	r.ready.Store(true)
+	return r.reads, nil
+}
+
+func (r *replicaReads) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range []*sql.Stmt{r.reads.list, r.reads.listStatus} {
+		if st != nil {
+			st.Close()
 		}
 	}
+	r.reads = petReads{}
+	r.ready.Store(false)
 }
