@@ -65,6 +65,10 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		metricsSrv = serveMetrics(metricsLn, metrics, log)
 	}
 	srv := server.NewHTTPServer(handler, log)
+	// Readers waiting on the change feed answer at once when the shutdown
+	// starts, instead of holding it up for their whole wait.
+	srv.RegisterOnShutdown(store.StopEventWaits)
+	store.PurgeEventsEvery(cfg.EventsRetention)
 	go cleanSessions(ctx, store, log)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

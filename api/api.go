@@ -91,6 +91,7 @@ func (a *API) Register(r gin.IRouter) {
 	v1.GET("/openapi.json", a.openAPI)
 	v1.GET("/pets", a.require(models.ScopePetsRead), a.listPets)
 	v1.POST("/pets", a.require(models.ScopePetsWrite), a.createPet)
+	v1.GET("/events", a.require(models.ScopePetsRead), a.listEvents)
 	// Deprecation headers come before authentication so that every
 	// response of this route, errors included, carries them; the calls
 	// are counted by key once authentication has run.

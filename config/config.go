@@ -64,6 +64,9 @@ type Config struct {
 	MetricsAddr string
 	// LogFormat is how the log on stderr is written (LOG_FORMAT).
 	LogFormat LogFormat
+	// EventsRetention is how long the change feed keeps an event
+	// (EVENTS_RETENTION).
+	EventsRetention time.Duration
 }
 
 // LogFormat is the format of the log: LogText or LogJSON.
@@ -86,6 +89,7 @@ const (
 	DefaultRateLimitRPS    = 50
 	DefaultRateLimitBurst  = 100
 	DefaultLogFormat       = LogText
+	DefaultEventsRetention = 720 * time.Hour
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -124,6 +128,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if cfg.LogFormat, err = logFormat(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.EventsRetention, err = positiveDuration(getenv, "EVENTS_RETENTION", DefaultEventsRetention); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

@@ -30,9 +30,10 @@ func defaults() config.Config {
 			ConnMaxLifetime: 30 * time.Minute,
 			ConnectTimeout:  30 * time.Second,
 		},
-		RateLimitRPS:   50,
-		RateLimitBurst: 100,
-		LogFormat:      config.LogText,
+		RateLimitRPS:    50,
+		RateLimitBurst:  100,
+		LogFormat:       config.LogText,
+		EventsRetention: 720 * time.Hour,
 	}
 }
 
@@ -101,6 +102,7 @@ func TestLoad(t *testing.T) {
 			c.TrustedProxies = []string{"10.0.0.1", "192.168.0.0/16", "::1", "fd00::/8"}
 		}},
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
+		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
 		{"json logs in capitals", map[string]string{"LOG_FORMAT": " JSON "}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"text logs named", map[string]string{"LOG_FORMAT": "Text"}, func(c *config.Config) { c.LogFormat = config.LogText }},
 	}
@@ -293,6 +295,8 @@ func TestLoadErrors(t *testing.T) {
 		{"newline in value", map[string]string{"TRUSTED_PROXIES": "10.0.0.1,a\nb"}, "TRUSTED_PROXIES"},
 		{"log format misspelt", map[string]string{"LOG_FORMAT": "jsn"}, "LOG_FORMAT"},
 		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
+		{"events kept in days", map[string]string{"EVENTS_RETENTION": "30d"}, "EVENTS_RETENTION"},
+		{"events kept for no time", map[string]string{"EVENTS_RETENTION": "0s"}, "EVENTS_RETENTION"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

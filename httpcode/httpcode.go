@@ -51,6 +51,7 @@ var statuses = map[models.Code]int{
 	models.CodeInternal:       http.StatusInternalServerError,
 	models.CodeUnavailable:    http.StatusServiceUnavailable,
 	models.CodeCanceled:       StatusClientClosedRequest,
+	models.CodeCursorExpired:  http.StatusGone,
 
 	// An API key without the scope a request needs (RFC 6750 section 3.1).
 	models.CodeInsufficientScope: http.StatusForbidden,

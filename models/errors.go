@@ -30,6 +30,9 @@ const (
 	// unless the operation says otherwise. No client ever reads it: it
 	// names the request log's 499 (package httpcode).
 	CodeCanceled Code = "canceled"
+	// CodeCursorExpired refuses a change feed cursor from before the
+	// events kept (EVENTS_RETENTION).
+	CodeCursorExpired Code = "cursor_expired"
 )
 
 // FieldError names one bad input field and says what is wrong with it.

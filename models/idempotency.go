@@ -295,57 +295,59 @@ func (s *Store) finishOnceSQLite(ctx context.Context, tx *sql.Tx, r *createReque
 	return nil
 }
 
-// endCreatesSQL ends a MySQL batch's text (createsSQL) and returns the
-// numbers of the statements that check its claims: none, and a COMMIT,
-// when no create of the batch has an idempotency key. Otherwise one UPDATE
-// per claim, which changes its row only if the claim still holds it (and
-// locks it), and no COMMIT: commitOnceMySQL checks what they changed,
-// stores the answers and commits.
-func endCreatesSQL(b *batchSQL, batch []*createRequest) []int {
-	var claims []int
+// endCreatesSQL ends a MySQL batch's text (createsSQL): when no create of
+// the batch has an idempotency key, with its events and COMMIT. Otherwise
+// with one UPDATE per claim, which changes its row only if the claim still
+// holds it (and locks it), and no COMMIT: commitOnceMySQL checks what they
+// changed, then stores the answers, writes the events and commits.
+func endCreatesSQL(c *createsBatch, batch []*createRequest) {
+	b := c.sql
 	for _, r := range batch {
 		if r.once != nil {
-			c := r.once.claim
-			claims = append(claims, b.statement("UPDATE idempotency_keys SET owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL",
-				c.apiKeyID, c.keyHash, c.owner))
+			cl := r.once.claim
+			c.claims = append(c.claims, b.statement("UPDATE idempotency_keys SET owner = NULL WHERE api_key_id = ? AND key_hash = ? AND owner = ? AND status IS NULL",
+				cl.apiKeyID, cl.keyHash, cl.owner))
 		}
 	}
-	if len(claims) == 0 {
+	if len(c.claims) == 0 {
+		c.clock = writeEventsSQL(b, c.events, c.petID)
 		b.statement("COMMIT")
 	}
-	return claims
 }
 
 // commitOnceMySQL finishes a batch sent by insertCreatesMySQL when it
-// holds creates with idempotency keys: res is its result, and claims the
-// numbers of its claims' UPDATEs (endCreatesSQL), in the order of the
-// batch's keyed creates. If each changed its row, a second round trip
-// stores the answers and commits; otherwise the error is returned and the
-// caller rolls back. A batch without keys was committed already.
-func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*createRequest, claims []int) error {
-	if len(claims) == 0 {
-		return nil
-	}
+// holds creates with idempotency keys: res is its result. If each claim's
+// UPDATE (c.claims, in the order of the batch's keyed creates) changed its
+// row, a second round trip stores the answers, writes the batch's events
+// and commits, and it returns the last event's id; otherwise the error is
+// returned and the caller rolls back.
+func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*createRequest, c *createsBatch) (int64, error) {
 	affected := res.(mysql.Result).AllRowsAffected()
-	for _, k := range claims {
+	for _, k := range c.claims {
 		if k >= len(affected) || affected[k] != 1 {
-			return errClaimLost
+			return 0, errClaimLost
 		}
 	}
-	b := newBatchSQL(256 * len(claims))
+	b := newBatchSQL(256*len(c.claims) + 128*len(c.events))
 	for _, r := range batch {
 		if r.once == nil {
 			continue
 		}
-		c, a := r.once.claim, r.once.respond(r.change.After)
+		cl, a := r.once.claim, r.once.respond(r.change.After)
 		b.statement("UPDATE idempotency_keys SET status = ?, body = ?, location = ? WHERE api_key_id = ? AND key_hash = ?",
-			int64(a.Status), a.Body, a.Location, c.apiKeyID, c.keyHash)
+			int64(a.Status), a.Body, a.Location, cl.apiKeyID, cl.keyHash)
 	}
+	clock := writeEventsSQL(b, c.events, c.petID)
 	b.statement("COMMIT")
-	if _, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args); err != nil {
-		return fmt.Errorf("store idempotent answers: %w", err)
+	res, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args)
+	if err != nil {
+		return 0, fmt.Errorf("store idempotent answers: %w", err)
 	}
-	return nil
+	ids := res.(mysql.Result).AllLastInsertIds()
+	if clock >= len(ids) {
+		return 0, fmt.Errorf("store idempotent answers: %d statement results for %d statements", len(ids), b.statements())
+	}
+	return ids[clock], nil
 }
 
 // ReleaseIdempotencyKey gives back a claim whose create failed, so that a

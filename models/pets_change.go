@@ -12,7 +12,8 @@ import (
 // the console, an edit, a status change alone or in bulk, a seed) is a
 // PetChange, and impliedRows.add, the one function below, derives every
 // row the change implies besides the pet's own: its search words, the
-// status counts' deltas and its audit event. The writers differ only in how
+// status counts' deltas, its audit event and its event in the change feed
+// (events.go). The writers differ only in how
 // a batch reaches the database:
 //
 //   - SQLite's creates: prepared statements on the single writer
@@ -73,6 +74,17 @@ type auditRow struct {
 	pet   int
 }
 
+// eventRow is the change feed's event of the change at index pet of the
+// batch: the pet as it stands after the change, whose id the sink fills
+// in. Its own id is given by the sink too, last in the transaction
+// (events.go).
+type eventRow struct {
+	typ     EventType
+	changed string // the changed fields of a pet.updated, comma separated
+	after   Pet
+	pet     int
+}
+
 // impliedRows are the rows a batch of changes implies beyond the pets' own
 // rows.
 type impliedRows struct {
@@ -80,6 +92,7 @@ type impliedRows struct {
 	words   []wordRow // index rows to insert
 	counts  statusDeltas
 	audit   []auditRow
+	events  []eventRow
 }
 
 // add derives the rows the change ch implies, ch being the batch's change
@@ -116,7 +129,28 @@ func (r *impliedRows) add(i int, ch PetChange) error {
 	if ev, ok := ch.auditEvent(); ok {
 		r.audit = append(r.audit, auditRow{ev, i})
 	}
+	r.events = append(r.events, ch.feedEvent(i))
 	return nil
+}
+
+// feedEvent is the change's event in the change feed, the change being the
+// batch's number i.
+func (ch PetChange) feedEvent(i int) eventRow {
+	b, a := ch.Before, ch.After
+	if b == nil {
+		return eventRow{typ: EventPetCreated, after: a, pet: i}
+	}
+	var changed []string
+	if b.Name != a.Name {
+		changed = append(changed, "name")
+	}
+	if b.CategoryID != a.CategoryID {
+		changed = append(changed, "categoryId")
+	}
+	if b.Status != a.Status {
+		changed = append(changed, "status")
+	}
+	return eventRow{typ: EventPetUpdated, changed: strings.Join(changed, ","), after: a, pet: i}
 }
 
 // auditEvent is the change's audit event, its TargetID left to the sink;

@@ -67,14 +67,21 @@ type createQueue = groupcommit.Queue[*createRequest]
 func (s *Store) writeCreates(h *petStatements, batch []*createRequest) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
 	defer cancel()
-	insert := func(batch []*createRequest) error {
+	insert := func(batch []*createRequest) (err error) {
+		var last int64
 		if s.createDB != nil {
-			return s.insertCreatesMySQL(ctx, batch)
+			last, err = s.insertCreatesMySQL(ctx, batch)
+		} else {
+			last, err = s.insertCreates(ctx, h, batch)
 		}
-		return s.insertCreates(ctx, h, batch)
+		if err == nil {
+			// About one row of status counts per batch: most batches hold
+			// one status.
+			s.committed(updatesWritten{countRows: 1, lastEvent: last})
+		}
+		return err
 	}
 	err := retry(ctx, func() error { return insert(batch) })
-	s.noteDeltas(1) // about one row of status counts per batch: most batches hold one status
 	errs := make([]error, len(batch))
 	for i, r := range batch {
 		if err != nil && len(batch) > 1 && ctx.Err() == nil && !isConnErr(err) {
@@ -90,11 +97,11 @@ func (s *Store) writeCreates(h *petStatements, batch []*createRequest) []error {
 // each pet's INSERT (its id comes back in the result), then the rows the
 // batch's changes imply, one prepared statement a row so that every
 // statement stays compiled, then the idempotency claims; it sets each
-// pet's ID.
-func (s *Store) insertCreates(ctx context.Context, h *petStatements, batch []*createRequest) error {
+// pet's ID and returns the last change feed event's id.
+func (s *Store) insertCreates(ctx context.Context, h *petStatements, batch []*createRequest) (int64, error) {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	// The statements run without ctx's deadline: with one, the driver
@@ -109,59 +116,76 @@ func (s *Store) insertCreates(ctx context.Context, h *petStatements, batch []*cr
 	for i, r := range batch {
 		p := &r.change.After
 		if err := rows.add(i, r.change); err != nil {
-			return err
+			return 0, err
 		}
 		res, err := insertPet.ExecContext(ctx, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if p.ID, err = res.LastInsertId(); err != nil {
-			return err
+			return 0, err
 		}
 		ids[i] = p.ID
-	}
-	if err := writeImpliedPrepared(ctx, tx, h, &rows, ids); err != nil {
-		return err
 	}
 	for _, r := range batch {
 		if r.once != nil {
 			if err := s.finishOnceSQLite(ctx, tx, r); err != nil {
-				return err
+				return 0, err
 			}
 		}
 	}
-	return tx.Commit()
+	last, err := writeImpliedPrepared(ctx, tx, h, &rows, ids)
+	if err != nil {
+		return 0, err
+	}
+	return last, tx.Commit()
 }
 
 // writeImpliedPrepared writes rows within tx through the prepared
 // statements of SQLite's writer, ids[i] being the id of the batch's change
 // number i: the sink of SQLite's creates. A new pet has no words to delete.
-func writeImpliedPrepared(ctx context.Context, tx *sql.Tx, h *petStatements, rows *impliedRows, ids []int64) error {
+// It returns the last change feed event's id.
+func writeImpliedPrepared(ctx context.Context, tx *sql.Tx, h *petStatements, rows *impliedRows, ids []int64) (int64, error) {
 	if len(rows.unwords) > 0 {
-		return fmt.Errorf("write created pets: %d words to delete", len(rows.unwords))
+		return 0, fmt.Errorf("write created pets: %d words to delete", len(rows.unwords))
 	}
 	insertWord := tx.StmtContext(ctx, h.insertWord)
 	for _, w := range rows.words {
 		if _, err := insertWord.ExecContext(ctx, []byte(w.key), ids[w.pet]); err != nil {
-			return fmt.Errorf("index pet name: %w", err)
+			return 0, fmt.Errorf("index pet name: %w", err)
 		}
 	}
 	insertAudit := tx.StmtContext(ctx, h.insertAudit)
 	for _, a := range rows.audit {
 		ev := &a.event
 		if _, err := insertAudit.ExecContext(ctx, ev.At, ev.Actor, string(ev.ActorKind), ev.Action, ev.TargetType, ids[a.pet], ev.Detail); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	insertCount := tx.StmtContext(ctx, h.insertCount)
 	for i, n := range rows.counts {
 		if n != 0 {
 			if _, err := insertCount.ExecContext(ctx, statusArgs[i], n); err != nil {
-				return fmt.Errorf("count pets by status: %w", err)
+				return 0, fmt.Errorf("count pets by status: %w", err)
 			}
 		}
 	}
-	return nil
+	if len(rows.events) == 0 {
+		return 0, nil
+	}
+	var last int64
+	if err := tx.StmtContext(ctx, h.advanceClock).QueryRowContext(ctx, len(rows.events)).Scan(&last); err != nil {
+		return 0, fmt.Errorf("advance the change feed: %w", err)
+	}
+	insertEvent := tx.StmtContext(ctx, h.insertEvent)
+	first := last - int64(len(rows.events)) + 1
+	for i, e := range rows.events {
+		if _, err := insertEvent.ExecContext(ctx, first+int64(i), string(e.typ), e.after.UpdatedAt, e.changed, ids[e.pet],
+			e.after.Name, e.after.CategoryID, string(e.after.Status)); err != nil {
+			return 0, fmt.Errorf("write events: %w", err)
+		}
+	}
+	return last, nil
 }
 
 // MySQL's creates are written in one round trip per batch: the
@@ -174,20 +198,23 @@ func writeImpliedPrepared(ctx context.Context, tx *sql.Tx, h *petStatements, row
 const createPetSQL = "INSERT INTO pets (" + petInsertColumns + ") VALUES (?, ?, ?, ?, ?)"
 
 // insertCreatesMySQL writes the batch in one transaction sent at once
-// (createsSQL) and sets each pet's ID. If it fails part way, the
-// transaction is rolled back before the connection goes back to the pool
-// (or the connection is dropped, which rolls back).
-func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) error {
+// (createsSQL), sets each pet's ID and returns the last change feed
+// event's id. If it fails part way, the transaction is rolled back before
+// the connection goes back to the pool (or the connection is dropped,
+// which rolls back).
+func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) (int64, error) {
 	conn, err := s.createDB.Conn(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer conn.Close()
-	b, petStmt, claims, err := createsSQL(batch)
+	c, err := createsSQL(batch)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	var last int64
 	err = conn.Raw(func(dc any) error {
+		b := c.sql
 		res, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args)
 		if err != nil {
 			return err
@@ -197,55 +224,68 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 			return fmt.Errorf("create pets: %d statement results for %d statements", len(ids), b.statements())
 		}
 		for i, r := range batch {
-			if r.change.After.ID = ids[petStmt[i]]; r.change.After.ID < 1 {
+			if r.change.After.ID = ids[c.petStmt[i]]; r.change.After.ID < 1 {
 				return fmt.Errorf("create pets: no id for pet %d of %d", i+1, len(batch))
 			}
 		}
-		return commitOnceMySQL(ctx, dc, res, batch, claims)
+		if len(c.claims) == 0 {
+			last = ids[c.clock]
+			return nil
+		}
+		last, err = commitOnceMySQL(ctx, dc, res, batch, c)
+		return err
 	})
 	if err != nil {
 		if _, rbErr := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil {
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}
-	return err
+	return last, err
+}
+
+// createsBatch is a MySQL create batch's text and the numbers of the
+// statements whose results are read.
+type createsBatch struct {
+	sql     *batchSQL
+	petStmt []int // the INSERT of each pet of the batch
+	claims  []int // the check of each idempotency claim (endCreatesSQL)
+	clock   int   // the change feed clock's advance, when sent in sql
+	events  []eventRow
+	petID   []string // the SQL naming each pet's id
 }
 
 // createsSQL is a batch's transaction as one text: START TRANSACTION, each
 // pet's INSERT, the rows the batch's changes imply (writeImpliedSQL), then
-// COMMIT, or the idempotency claims' checks (endCreatesSQL; then
-// commitOnceMySQL commits). It returns the statement that inserts each pet
-// and those that check the claims. A pet's id is LAST_INSERT_ID() right
-// after its INSERT: the last pet's is still that when the words and events
-// are written (pet_name_words has no AUTO_INCREMENT, and a statement sees
-// the value of the one before it), the others' are kept in session
-// variables.
-func createsSQL(batch []*createRequest) (*batchSQL, []int, []int, error) {
-	b := newBatchSQL(len(batch)*(len(createPetSQL)+160) + 384)
+// the change feed's events and COMMIT, or the idempotency claims' checks,
+// after which commitOnceMySQL writes the events and commits
+// (endCreatesSQL). A pet's id is LAST_INSERT_ID() right after its INSERT,
+// kept in a session variable (the clock's advance sets LAST_INSERT_ID()
+// too).
+func createsSQL(batch []*createRequest) (*createsBatch, error) {
+	c := &createsBatch{sql: newBatchSQL(len(batch)*(len(createPetSQL)+300) + 512), petStmt: make([]int, len(batch)),
+		petID: make([]string, len(batch))}
+	b := c.sql
 	b.statement("START TRANSACTION")
-	petStmt := make([]int, len(batch))
-	petID := make([]string, len(batch))
 	var rows impliedRows
 	for i, r := range batch {
 		p := &r.change.After
 		if err := rows.add(i, r.change); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
-		petStmt[i] = b.statement(createPetSQL, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
-		petID[i] = "LAST_INSERT_ID()"
-		if i < len(batch)-1 {
-			petID[i] = "@petstore_pet" + strconv.Itoa(i)
-			b.statement("SET " + petID[i] + " = LAST_INSERT_ID()")
-		}
+		c.petStmt[i] = b.statement(createPetSQL, p.Name, p.CategoryID, string(p.Status), p.CreatedAt, p.UpdatedAt)
+		c.petID[i] = "@petstore_pet" + strconv.Itoa(i)
+		b.statement("SET " + c.petID[i] + " = LAST_INSERT_ID()")
 	}
-	writeImpliedSQL(b, &rows, petID)
-	claims := endCreatesSQL(b, batch)
-	return b, petStmt, claims, nil
+	writeImpliedSQL(b, &rows, c.petID)
+	c.events = rows.events
+	endCreatesSQL(c, batch)
+	return c, nil
 }
 
 // writeImpliedSQL adds rows to b, petID[i] being the SQL that names the id
 // of the batch's change number i: the sink of MySQL's creates. Each kind
-// of row is one multi-row statement.
+// of row is one multi-row statement. The events come last, just before the
+// commit, and are written by writeEventsSQL.
 func writeImpliedSQL(b *batchSQL, rows *impliedRows, petID []string) {
 	for _, w := range rows.unwords {
 		b.statement("DELETE FROM pet_name_words WHERE word = ? AND pet_id = "+petID[w.pet], []byte(w.key))
@@ -278,6 +318,25 @@ func writeImpliedSQL(b *batchSQL, rows *impliedRows, petID []string) {
 		rows.counts.appendSQL(&b.q, b.arg)
 		b.end()
 	}
+}
+
+// writeEventsSQL adds to b the advance of the change feed's clock and the
+// INSERT of events, petID[i] naming the pet id of change number i, and
+// returns the number of the clock's statement, whose result's insert id is
+// the last event id. The clock's row stays locked until the COMMIT that
+// follows (events.go).
+func writeEventsSQL(b *batchSQL, events []eventRow, petID []string) int {
+	clock := b.statement(advanceClockMySQL, int64(len(events)))
+	b.write("INSERT INTO events (" + eventColumns + ") VALUES ")
+	for i, e := range events {
+		if i > 0 {
+			b.write(",")
+		}
+		b.write("(LAST_INSERT_ID() - " + strconv.Itoa(len(events)-1-i) + ", ?, ?, ?, " + petID[e.pet] + ", ?, ?, ?)")
+		b.arg(string(e.typ), e.after.UpdatedAt, e.changed, e.after.Name, e.after.CategoryID, string(e.after.Status))
+	}
+	b.end()
+	return clock
 }
 
 // batchSQL is a multi-statement text and its arguments, numbering its own

@@ -47,6 +47,10 @@ type petStatements struct {
 	insertAudit *sql.Stmt
 	insertWord  *sql.Stmt // a search word of a created pet (SQLite's creates)
 	insertCount *sql.Stmt
+	// advanceClock and insertEvent write a batch's change feed events
+	// (events.go).
+	advanceClock *sql.Stmt
+	insertEvent  *sql.Stmt
 }
 
 // hot returns the prepared statements, preparing them on first use; a
@@ -97,6 +101,8 @@ func (s *Store) preparePetStatements(ctx context.Context) (err error) {
 		h.insertAudit = prep(s.sqlDB, "INSERT INTO audit_events (at, actor, actor_kind, action, target_type, target_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?)")
 		h.insertWord = prep(s.sqlDB, "INSERT INTO pet_name_words (word, pet_id) VALUES (?, ?)")
 		h.insertCount = prep(s.sqlDB, insertDeltasSQL+"(?, ?)")
+		h.advanceClock = prep(s.sqlDB, advanceClockSQLite)
+		h.insertEvent = prep(s.sqlDB, insertEventSQL)
 	}
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -110,9 +116,10 @@ func (s *Store) closePetStatements() {
 	defer func() {
 		h.ready.Store(false)
 		h.primary, h.replicas = petReads{}, nil
-		h.insertPet, h.insertAudit, h.insertWord, h.insertCount = nil, nil, nil, nil
+		h.insertPet, h.insertAudit, h.insertWord, h.insertCount, h.advanceClock, h.insertEvent = nil, nil, nil, nil, nil, nil
 	}()
-	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord, h.insertCount} {
+	for _, st := range []*sql.Stmt{h.primary.list, h.primary.listStatus, h.primary.get, h.insertPet, h.insertAudit, h.insertWord, h.insertCount,
+		h.advanceClock, h.insertEvent} {
 		if st != nil {
 			st.Close()
 		}

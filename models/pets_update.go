@@ -32,8 +32,12 @@ var errStale = errors.New("the pet changed since the version edited")
 // latest audit event), and the Pet returned is the pet as it now stands,
 // so the console can show both values and save again over its version.
 func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor string) (Pet, error) {
-	var p Pet
+	var (
+		p       Pet
+		written updatesWritten
+	)
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		written = updatesWritten{}
 		if err := tx.Where("id = ?", id).Take(&p).Error; err != nil {
 			return err
 		}
@@ -46,14 +50,14 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 		if !ch.changed() {
 			return nil
 		}
-		written, err := s.writeUpdates(tx, []PetChange{ch})
-		if err != nil {
+		var err error
+		if written, err = s.writeUpdates(tx, []PetChange{ch}); err != nil {
 			return err
 		}
-		if len(written) == 0 {
+		if len(written.pets) == 0 {
 			return errStale
 		}
-		p = written[0]
+		p = written.pets[0]
 		return nil
 	})
 	switch {
@@ -64,6 +68,7 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 	case err != nil:
 		return Pet{}, s.dbErr("edit pet", err)
 	}
+	s.committed(written)
 	return p, nil
 }
 
@@ -100,9 +105,12 @@ func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string,
 	for i, pv := range sc.Pets {
 		ids[i] = pv.ID
 	}
-	var res StatusChangeResult
+	var (
+		res     StatusChangeResult
+		written updatesWritten
+	)
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		res = StatusChangeResult{} // a retried transaction starts over
+		res, written = StatusChangeResult{}, updatesWritten{} // a retried transaction starts over
 		read := tx
 		if anyVersion {
 			read = tx.Clauses(clause.Locking{Strength: "UPDATE"})
@@ -127,13 +135,13 @@ func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string,
 				changes = append(changes, PetChange{Kind: ChangeStatus, Before: &pets[i], After: after, Actor: actor})
 			}
 		}
-		written, err := s.writeUpdates(tx, changes)
-		if err != nil {
+		var err error
+		if written, err = s.writeUpdates(tx, changes); err != nil {
 			return err
 		}
-		res.Changed = written
+		res.Changed = written.pets
 		for _, ch := range changes {
-			if !slices.ContainsFunc(written, func(p Pet) bool { return p.ID == ch.Before.ID }) {
+			if !slices.ContainsFunc(written.pets, func(p Pet) bool { return p.ID == ch.Before.ID }) {
 				res.Stale = append(res.Stale, *ch.Before)
 			}
 		}
@@ -143,16 +151,38 @@ func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string,
 	if err != nil {
 		return StatusChangeResult{}, s.dbErr("change pets' status", err)
 	}
+	s.committed(written)
 	return res, nil
+}
+
+// updatesWritten is what writeUpdates wrote: the pets, as they now stand,
+// and what the writer tells others once the transaction has committed.
+type updatesWritten struct {
+	pets      []Pet
+	countRows int   // status count rows added
+	lastEvent int64 // the last change feed event's id
+}
+
+// committed tells the Store's watchers of what a committed transaction
+// wrote: the status counts' compaction, and the change feed's waiting
+// readers.
+func (s *Store) committed(w updatesWritten) {
+	if w.countRows > 0 {
+		s.noteDeltas(w.countRows)
+	}
+	if w.lastEvent > 0 {
+		s.feed.advance(w.lastEvent)
+	}
 }
 
 // writeUpdates writes each change to an existing pet within tx, if the pet
 // still has the version it was read at (ch.Before.Version), and the rows
 // the changes written imply. It returns the pets written, as they now
-// stand, in the order of changes.
-func (s *Store) writeUpdates(tx *gorm.DB, changes []PetChange) ([]Pet, error) {
+// stand, in the order of changes; the caller passes the result to
+// committed once the transaction has committed.
+func (s *Store) writeUpdates(tx *gorm.DB, changes []PetChange) (updatesWritten, error) {
 	if len(changes) == 0 {
-		return nil, nil
+		return updatesWritten{}, nil
 	}
 	now := s.now()
 	var (
@@ -165,34 +195,35 @@ func (s *Store) writeUpdates(tx *gorm.DB, changes []PetChange) ([]Pet, error) {
 		res := tx.Exec("UPDATE pets SET name = ?, category_id = ?, status = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?",
 			a.Name, a.CategoryID, string(a.Status), now, b.ID, b.Version)
 		if res.Error != nil {
-			return nil, res.Error
+			return updatesWritten{}, res.Error
 		}
 		if res.RowsAffected != 1 {
 			continue
 		}
 		a.ID, a.UpdatedAt, a.Version = b.ID, now, b.Version+1
 		if err := rows.add(len(written), ch); err != nil {
-			return nil, err
+			return updatesWritten{}, err
 		}
 		written = append(written, *a)
 		ids = append(ids, b.ID)
 	}
-	if err := writeImplied(tx, &rows, ids); err != nil {
-		return nil, err
+	last, err := s.writeImplied(tx, &rows, ids)
+	if err != nil {
+		return updatesWritten{}, err
 	}
-	s.noteDeltas(rows.counts.rows())
-	return written, nil
+	return updatesWritten{pets: written, countRows: rows.counts.rows(), lastEvent: last}, nil
 }
 
 // writeImplied writes rows within tx, ids[i] being the id of the batch's
 // change number i: the sink of changes to existing pets, on either engine.
-func writeImplied(tx *gorm.DB, rows *impliedRows, ids []int64) error {
+// It returns the last change feed event's id.
+func (s *Store) writeImplied(tx *gorm.DB, rows *impliedRows, ids []int64) (int64, error) {
 	// The words' keys are bound as []byte through the connection itself:
 	// GORM's builder would expand them as lists.
 	ctx, conn := tx.Statement.Context, tx.Statement.ConnPool
 	for _, w := range rows.unwords {
 		if _, err := conn.ExecContext(ctx, "DELETE FROM pet_name_words WHERE word = ? AND pet_id = ?", []byte(w.key), ids[w.pet]); err != nil {
-			return fmt.Errorf("unindex pet name: %w", err)
+			return 0, fmt.Errorf("unindex pet name: %w", err)
 		}
 	}
 	if len(rows.words) > 0 {
@@ -201,19 +232,21 @@ func writeImplied(tx *gorm.DB, rows *impliedRows, ids []int64) error {
 			args = append(args, []byte(w.key), ids[w.pet])
 		}
 		if _, err := conn.ExecContext(ctx, insertWordsSQL("INSERT", len(rows.words)), args...); err != nil {
-			return fmt.Errorf("index pet name: %w", err)
+			return 0, fmt.Errorf("index pet name: %w", err)
 		}
 	}
 	if err := writeStatusDeltas(tx, rows.counts); err != nil {
-		return err
+		return 0, err
 	}
-	if len(rows.audit) == 0 {
-		return nil
+	if len(rows.audit) > 0 {
+		audit := make([]AuditEvent, len(rows.audit))
+		for i, a := range rows.audit {
+			audit[i] = a.event
+			audit[i].TargetID = ids[a.pet]
+		}
+		if err := tx.Create(&audit).Error; err != nil {
+			return 0, err
+		}
 	}
-	events := make([]AuditEvent, len(rows.audit))
-	for i, a := range rows.audit {
-		events[i] = a.event
-		events[i].TargetID = ids[a.pet]
-	}
-	return tx.Create(&events).Error
+	return s.writeEvents(ctx, conn, nil, rows.events, ids)
 }

@@ -148,9 +148,9 @@ func (s *Store) seedPets(ctx context.Context, n int, res *SeedResult, progress f
 }
 
 // seedTx adds example pets from..from+k-1 in one transaction, with the
-// rows their changes imply (impliedRows: search words and status counts;
-// a seed is audited once, by SeedPets), and returns the lowest and highest
-// ids they were given.
+// rows their changes imply (impliedRows: search words, status counts and
+// change feed events; a seed is audited once, by SeedPets), and returns
+// the lowest and highest ids they were given.
 func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err error) {
 	tx, err := s.sqlDB.BeginTx(ctx, nil)
 	if err != nil {
@@ -176,16 +176,21 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 	if err := s.writeImpliedBulk(exec, &rows, ids); err != nil {
 		return 0, 0, err
 	}
+	lastEvent, err := s.writeEvents(ctx, tx, exec, rows.events, ids)
+	if err != nil {
+		return 0, 0, err
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, err
 	}
+	s.feed.advance(lastEvent)
 	return ids[0], ids[len(ids)-1], nil
 }
 
 // writeImpliedBulk writes rows through exec in multi-row statements of
 // seedRows rows, ids[i] being the id of change number i: the sink of a
 // seed's thousands of new pets, which have no words to delete and no audit
-// events of their own. The index rows go in key order: each word's entries
+// events of their own; their feed events follow (writeEvents). The index rows go in key order: each word's entries
 // then go in at the end of its range instead of all over the index.
 func (s *Store) writeImpliedBulk(exec execFunc, rows *impliedRows, ids []int64) error {
 	if len(rows.unwords) > 0 || len(rows.audit) > 0 {

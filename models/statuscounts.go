@@ -270,9 +270,11 @@ func (s *Store) foldDeltas(ctx context.Context, top int64) (folded int64, more b
 // and its DELETE, for tests that write into its range meanwhile.
 type foldHookKey struct{}
 
-// querier is a pool or a transaction.
+// querier is a pool, a transaction, or GORM's connection of a transaction.
 type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
 // sumDeltas runs query (status, sum, rows by status) on db and returns the

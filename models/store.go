@@ -98,11 +98,13 @@ type Store struct {
 	// pets' create queue, prepared statements and counts' compaction
 	// (pets.go), the API keys' cache and known prefixes (keycache.go),
 	// the sign-ins' hashing limit and counters (signin.go), the
-	// idempotency keys' statements and purges (idempotency.go).
+	// idempotency keys' statements and purges (idempotency.go), the change
+	// feed's waiting readers and purge (events.go).
 	pets    petState
 	keys    keyState
 	signIns signInState
 	idem    idempotency
+	feed    feedState
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -141,10 +143,15 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if cost == 0 {
 		cost = defaultPasswordCost
 	}
-	return &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
+	s := &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}, nil
+		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}
+	s.feed.read = func(ctx context.Context) (int64, error) {
+		head, _, err := s.eventClock(ctx)
+		return head, err
+	}
+	return s, nil
 }
 
 // pools are the database/sql pools a Store runs on, while Open builds them.
@@ -492,6 +499,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()
 	s.closePetStatements()
