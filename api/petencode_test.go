@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"petstore/models"
 )
@@ -75,4 +76,20 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Errorf("appendJSONString([]byte(%q)) = %s, want %s", s, fromBytes, got)
 		}
 	})
+}
+
+// An event is written by hand exactly as encoding/json writes Event.
+func TestAppendEventMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 27, 9, 30, 0, 123456000, time.UTC)
+	for _, e := range []models.Event{
+		{ID: 1, Type: models.EventPetCreated, OccurredAt: at, Pet: models.Pet{ID: 7, Name: `Rex "<&>" 🐾`, CategoryID: 1, Status: models.StatusAvailable}},
+		{ID: 1 << 62, Type: models.EventPetUpdated, OccurredAt: at.Truncate(time.Second), Changed: []string{"name", "categoryId", "status"},
+			Pet: models.Pet{ID: 1<<63 - 1, Name: "Pépé\u2028", CategoryID: 1<<63 - 1, Status: models.StatusSold}},
+	} {
+		want := encodingJSON(t, Event{ID: models.FormatEventID(e.ID), Type: string(e.Type), OccurredAt: e.OccurredAt, Pet: toPet(e.Pet), Changed: e.Changed})
+		if got := append(appendEvent(nil, &e), '\n'); !bytes.Equal(got, want) {
+			t.Errorf("appendEvent:\n got %s\nwant %s", got, want)
+		}
+	}
 }

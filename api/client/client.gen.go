@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/oapi-codegen/runtime"
 )
@@ -19,6 +20,7 @@ import (
 // Defines values for ErrorCode.
 const (
 	ErrorCodeConflict               ErrorCode = "conflict"
+	ErrorCodeCursorExpired          ErrorCode = "cursor_expired"
 	ErrorCodeGone                   ErrorCode = "gone"
 	ErrorCodeIdempotencyKeyInUse    ErrorCode = "idempotency_key_in_use"
 	ErrorCodeIdempotencyKeyMismatch ErrorCode = "idempotency_key_mismatch"
@@ -38,6 +40,8 @@ const (
 func (e ErrorCode) Valid() bool {
 	switch e {
 	case ErrorCodeConflict:
+		return true
+	case ErrorCodeCursorExpired:
 		return true
 	case ErrorCodeGone:
 		return true
@@ -115,6 +119,42 @@ type Error struct {
 // Example: not_found
 type ErrorCode string
 
+// Event One change of an animal, as the change feed and webhooks give it.
+//
+// Example: {"changed":["status"],"id":"1042","occurredAt":"2026-11-27T09:30:00.123456Z","pet":{"categoryId":1,"id":7,"name":"Rex","status":"sold"},"type":"pet.updated"}
+type Event struct {
+	// Changed On `pet.updated` only: the fields of `pet` the change changed (known values `name`, `categoryId`, `status`). Absent on other types.
+	//
+	// Example: ["status"]
+	Changed *[]string `json:"changed,omitempty"`
+
+	// Id Opaque and unique. Pass it as `after` to read the events that follow it; webhook receivers deduplicate by it.
+	//
+	// Example: 1042
+	Id string `json:"id"`
+
+	// OccurredAt When the change was made (RFC 3339, UTC).
+	OccurredAt time.Time `json:"occurredAt"`
+
+	// Pet An animal of the store.
+	//
+	// Example: {"categoryId":1,"id":42,"name":"Rex","status":"available"}
+	Pet Pet `json:"pet"`
+
+	// Type What the event tells. Known values: `pet.created`, `pet.updated` (with `changed`), `pet.archived` and `pet.restored`. The set is only ever added to: a reader skips a type it does not know.
+	//
+	// Example: pet.updated
+	Type EventType `json:"type"`
+}
+
+// EventType What the event tells. Known values: `pet.created`, `pet.updated` (with `changed`), `pet.archived` and `pet.restored`. The set is only ever added to: a reader skips a type it does not know.
+//
+// Example: pet.updated
+type EventType = string
+
+// Events A page of events, oldest first.
+type Events = []Event
+
 // FieldError One bad field or parameter of a 400.
 //
 // Example: {"field":"petId","message":"Must be a whole number from 1 to 9223372036854775807."}
@@ -177,6 +217,11 @@ type IfNoneMatch = string
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type BadRequest = Error
 
+// CursorExpired The body of every error response.
+//
+// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
+type CursorExpired = Error
+
 // Gone The body of every error response.
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
@@ -231,6 +276,18 @@ type Unavailable = Error
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type UnsupportedMediaType = Error
+
+// ListEventsParams defines parameters for ListEvents.
+type ListEventsParams struct {
+	// After A cursor taken from a `Link` header (or an event's `id`): returns the events after it. Omitted: from the oldest event kept.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit Maximum number of events returned.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Wait Long poll: how many seconds to hold the answer when no event follows the cursor. 0 answers at once.
+	Wait *int32 `form:"wait,omitempty" json:"wait,omitempty"`
+}
 
 // ListPetsParams defines parameters for ListPets.
 type ListPetsParams struct {
@@ -336,6 +393,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ListEvents Follow the change feed
+	//
+	// Returns the changes of animals in the order they were committed, oldest first, after the cursor `after`. Every 200 has a `Link` header with `rel="next"`: follow it to read on (on an empty page it carries the request's own cursor, so a reader always knows where to resume). A reader that starts without `after` and follows `next` sees every committed change exactly once, in an order that agrees with each animal's own history, including changes whose transaction began before and committed after a page was read. With `wait`, when no event follows the cursor the answer is held until one commits (on any instance of the service) or `wait` seconds pass. Events are kept for `EVENTS_RETENTION` (30 days by default); a cursor older than that is answered 410 `cursor_expired`. Needs the `pets:read` scope.
+	//
+	// Corresponds with GET /events (the `ListEvents` operationId).
+	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPets List animals
 	//
 	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
@@ -369,6 +433,23 @@ type ClientInterface interface {
 	//
 	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 	GetPet(ctx context.Context, petId int64, params *GetPetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ListEvents Follow the change feed
+//
+// Returns the changes of animals in the order they were committed, oldest first, after the cursor `after`. Every 200 has a `Link` header with `rel="next"`: follow it to read on (on an empty page it carries the request's own cursor, so a reader always knows where to resume). A reader that starts without `after` and follows `next` sees every committed change exactly once, in an order that agrees with each animal's own history, including changes whose transaction began before and committed after a page was read. With `wait`, when no event follows the cursor the answer is held until one commits (on any instance of the service) or `wait` seconds pass. Events are kept for `EVENTS_RETENTION` (30 days by default); a cursor older than that is answered 410 `cursor_expired`. Needs the `pets:read` scope.
+//
+// Corresponds with GET /events (the `ListEvents` operationId).
+func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListPets List animals
@@ -442,6 +523,84 @@ func (c *Client) GetPet(ctx context.Context, petId int64, params *GetPetParams, 
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewListEventsRequest constructs an http.Request for the ListEvents method
+func NewListEventsRequest(server string, params *ListEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListPetsRequest constructs an http.Request for the ListPets method
@@ -685,6 +844,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ListEventsWithResponse Follow the change feed
+	//
+	// Returns the changes of animals in the order they were committed, oldest first, after the cursor `after`. Every 200 has a `Link` header with `rel="next"`: follow it to read on (on an empty page it carries the request's own cursor, so a reader always knows where to resume). A reader that starts without `after` and follows `next` sees every committed change exactly once, in an order that agrees with each animal's own history, including changes whose transaction began before and committed after a page was read. With `wait`, when no event follows the cursor the answer is held until one commits (on any instance of the service) or `wait` seconds pass. Events are kept for `EVENTS_RETENTION` (30 days by default); a cursor older than that is answered 410 `cursor_expired`. Needs the `pets:read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events (the `ListEvents` operationId).
+	ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error)
+
 	// ListPetsWithResponse List animals
 	//
 	// Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
@@ -722,6 +890,162 @@ type ClientWithResponsesInterface interface {
 	//
 	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
 	GetPetWithResponse(ctx context.Context, petId int64, params *GetPetParams, reqEditors ...RequestEditorFn) (*GetPetResponse, error)
+}
+
+// ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
+type ListEventsResponse200Headers struct {
+	Link            string
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
+type ListEventsResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
+type ListEventsResponse401Headers struct {
+	WWWAuthenticate string
+}
+
+// ListEventsResponse403Headers the declared response headers of an HTTP 403 response for ListEvents
+type ListEventsResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	WWWAuthenticate string
+}
+
+// ListEventsResponse410Headers the declared response headers of an HTTP 410 response for ListEvents
+type ListEventsResponse410Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
+type ListEventsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+	RetryAfter      int
+}
+
+// ListEventsResponse500Headers the declared response headers of an HTTP 500 response for ListEvents
+type ListEventsResponse500Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy *string
+}
+
+type ListEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Events
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *InsufficientScope
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *CursorExpired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *ServerError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListEventsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListEventsResponse403Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *ListEventsResponse410Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEventsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListEventsResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsResponse) GetJSON200() *Events {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEventsResponse) GetJSON403() *InsufficientScope {
+	return r.JSON403
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListEventsResponse) GetJSON410() *CursorExpired {
+	return r.JSON410
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEventsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEventsResponse) GetJSON500() *ServerError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListPetsResponse200Headers the declared response headers of an HTTP 200 response for ListPets
@@ -1263,6 +1587,21 @@ func (r GetPetResponse) ContentType() string {
 	return ""
 }
 
+// ListEventsWithResponse Follow the change feed
+//
+// Returns the changes of animals in the order they were committed, oldest first, after the cursor `after`. Every 200 has a `Link` header with `rel="next"`: follow it to read on (on an empty page it carries the request's own cursor, so a reader always knows where to resume). A reader that starts without `after` and follows `next` sees every committed change exactly once, in an order that agrees with each animal's own history, including changes whose transaction began before and committed after a page was read. With `wait`, when no event follows the cursor the answer is held until one commits (on any instance of the service) or `wait` seconds pass. Events are kept for `EVENTS_RETENTION` (30 days by default); a cursor older than that is answered 410 `cursor_expired`. Needs the `pets:read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events (the `ListEvents` operationId).
+func (c *ClientWithResponses) ListEventsWithResponse(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*ListEventsResponse, error) {
+	rsp, err := c.ListEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsResponse(rsp)
+}
+
 // ListPetsWithResponse List animals
 //
 // Returns animals in ascending id order. Paging is by keyset: pass the id of the last animal seen as `after`. When more animals follow, the response has a `Link` header with `rel="next"` pointing at the next page, carrying the same `limit` and `status`; the last page has none. Parameters are separated by `&`: a query string with `;` between parameters, or a malformed %-escape, is refused with 400. Needs the `pets:read` scope.
@@ -1323,6 +1662,234 @@ func (c *ClientWithResponses) GetPetWithResponse(ctx context.Context, petId int6
 		return nil, err
 	}
 	return ParseGetPetResponse(rsp)
+}
+
+// ParseListEventsResponse parses an HTTP response from a ListEventsWithResponse call
+func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Events
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest InsufficientScope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest CursorExpired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest ServerError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListEventsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListEventsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 410:
+		var headers ListEventsResponse410Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers410 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListEventsResponse500Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListPetsResponse parses an HTTP response from a ListPetsWithResponse call
