@@ -3,6 +3,7 @@ package modelstest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // The helpers below let tests outside models read and change the schema
-// by name (count a table's rows, set a setting, age a session, break a
+// by name (count a table's rows, read a setting, snapshot tables, break a
 // table) instead of writing SQL against it: the schema stays models'
 // business, and a change of it is made here once. They go around the
 // Store's write paths on purpose; use them only to set up or observe what
@@ -20,12 +21,17 @@ import (
 // SQL through them.
 type Table string
 
-// The tables tests count or break.
+// The tables tests count, read or break.
 const (
 	Pets        Table = "pets"
+	APIKeys     Table = "api_keys"
+	Users       Table = "users"
 	Sessions    Table = "sessions"
 	AuditEvents Table = "audit_events"
 )
+
+// keys orders each table's rows for Rows, by its primary key.
+var keys = map[Table]string{Pets: "id", APIKeys: "id", Users: "id", Sessions: "id_hash", AuditEvents: "id"}
 
 // CountRows returns the number of rows of table.
 func CountRows(tb testing.TB, s *models.Store, table Table) int {
@@ -119,12 +125,134 @@ func SessionSeen(tb testing.TB, s *models.Store, idHash string) string {
 	return fmt.Sprint(v)
 }
 
-// RenameTable renames table to name, on both engines: a test breaks the
-// schema under a running server this way, and puts it back with
-// RenameTable(tb, s, name, table).
-func RenameTable(tb testing.TB, s *models.Store, table Table, name Table) {
+// BreakTable renames table away, so that every statement on it fails as on
+// a broken database, until restore (or the end of the test) puts it back.
+func BreakTable(tb testing.TB, s *models.Store, table Table) (restore func()) {
 	tb.Helper()
-	if _, err := s.SQLDB().ExecContext(context.Background(), "ALTER TABLE "+string(table)+" RENAME TO "+string(name)); err != nil {
-		tb.Fatalf("rename %s to %s: %v", table, name, err)
+	away := string(table) + "_away"
+	rename := func(from, to string) {
+		tb.Helper()
+		if _, err := s.SQLDB().ExecContext(context.Background(), "ALTER TABLE "+from+" RENAME TO "+to); err != nil {
+			tb.Fatalf("rename %s to %s: %v", from, to, err)
+		}
+	}
+	rename(string(table), away)
+	broken := true
+	restore = func() {
+		tb.Helper()
+		if broken {
+			broken = false
+			rename(away, string(table))
+		}
+	}
+	tb.Cleanup(restore)
+	return restore
+}
+
+// Rows returns every row of table, ordered by its primary key, each value
+// as the driver scans it into an any, but text and blobs as strings.
+func Rows(tb testing.TB, s *models.Store, table Table) [][]any {
+	tb.Helper()
+	rows, err := s.SQLDB().QueryContext(context.Background(), "SELECT * FROM "+string(table)+" ORDER BY "+keys[table])
+	if err != nil {
+		tb.Fatalf("read %s: %v", table, err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var all [][]any
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			tb.Fatalf("read %s: %v", table, err)
+		}
+		for i, v := range vals {
+			if raw, ok := v.([]byte); ok {
+				vals[i] = string(raw)
+			}
+		}
+		all = append(all, vals)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("read %s: %v", table, err)
+	}
+	return all
+}
+
+// Snapshot returns every row of the tables as text, one line a row, to be
+// compared with another snapshot: equal snapshots mean nothing in them
+// changed.
+func Snapshot(tb testing.TB, s *models.Store, tables ...Table) string {
+	tb.Helper()
+	var b strings.Builder
+	for _, table := range tables {
+		fmt.Fprintf(&b, "%s:\n", table)
+		for _, row := range Rows(tb, s, table) {
+			for _, v := range row {
+				fmt.Fprintf(&b, "%v|", v)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// AuditCounts returns the number of audit events by action.
+func AuditCounts(tb testing.TB, s *models.Store) map[string]int {
+	tb.Helper()
+	rows, err := s.SQLDB().QueryContext(context.Background(), "SELECT action, COUNT(*) FROM audit_events GROUP BY action")
+	if err != nil {
+		tb.Fatalf("count audit events: %v", err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var action string
+		var n int
+		if err := rows.Scan(&action, &n); err != nil {
+			tb.Fatalf("count audit events: %v", err)
+		}
+		counts[action] = n
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("count audit events: %v", err)
+	}
+	return counts
+}
+
+// InsertPets writes an available pet of category 1 for each of names, with
+// ids from firstID on, created and updated at 2026-01-02 03:04:05, and the
+// search index's rows of its name, 500 pets a statement: for tests that
+// need thousands of pets, which CreatePet would take a minute to write.
+// Like InsertBarePet, it writes no status counts and no audit events.
+func InsertPets(tb testing.TB, s *models.Store, firstID int64, names []string) {
+	tb.Helper()
+	ctx := context.Background()
+	for from := 0; from < len(names); from += 500 {
+		var pets, words []string
+		var petArgs, wordArgs []any
+		for i, name := range names[from:min(from+500, len(names))] {
+			id := firstID + int64(from+i)
+			pets = append(pets, "(?, ?, 1, 'available', '2026-01-02 03:04:05', '2026-01-02 03:04:05')")
+			petArgs = append(petArgs, id, name)
+			for _, k := range models.NameKeys(name) {
+				words = append(words, "(?, ?)")
+				wordArgs = append(wordArgs, []byte(k), id)
+			}
+		}
+		if _, err := s.SQLDB().ExecContext(ctx, "INSERT INTO pets (id, name, category_id, status, created_at, updated_at) VALUES "+strings.Join(pets, ","), petArgs...); err != nil {
+			tb.Fatalf("insert pets: %v", err)
+		}
+		if len(words) > 0 {
+			if _, err := s.SQLDB().ExecContext(ctx, "INSERT INTO pet_name_words (word, pet_id) VALUES "+strings.Join(words, ","), wordArgs...); err != nil {
+				tb.Fatalf("insert pets' search words: %v", err)
+			}
+		}
 	}
 }
