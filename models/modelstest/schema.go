@@ -12,10 +12,10 @@ import (
 
 // The helpers below let tests outside models read and change the schema
 // by name (count a table's rows, read a setting, snapshot tables, break a
-// table) instead of writing SQL against it: the schema stays models'
-// business, and a change of it is made here once. They go around the
-// Store's write paths on purpose; use them only to set up or observe what
-// no Store method offers.
+// table, refuse its inserts) instead of writing SQL against it:
+// the schema stays models' business, and a change of it is made here
+// once. They go around the Store's write paths on purpose; use them only
+// to set up or observe what no Store method offers.
 
 // Table names the tables the helpers accept, so that a caller cannot pass
 // SQL through them.
@@ -147,6 +147,33 @@ func BreakTable(tb testing.TB, s *models.Store, table Table) (restore func()) {
 	}
 	tb.Cleanup(restore)
 	return restore
+}
+
+// RefuseInserts makes every insert into table fail (a trigger raises an
+// error), as a database refusing writes would, until allow (or the end of
+// the test) lifts it.
+func RefuseInserts(tb testing.TB, s *models.Store, table Table) (allow func()) {
+	tb.Helper()
+	name := "refuse_" + string(table)
+	trigger := "CREATE TRIGGER " + name + " BEFORE INSERT ON " + string(table) + " FOR EACH ROW BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+	if s.Driver() == models.DriverMySQL {
+		trigger = "CREATE TRIGGER " + name + " BEFORE INSERT ON " + string(table) + " FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'"
+	}
+	if _, err := s.SQLDB().ExecContext(context.Background(), trigger); err != nil {
+		tb.Fatalf("refuse inserts into %s: %v", table, err)
+	}
+	refused := true
+	allow = func() {
+		tb.Helper()
+		if refused {
+			refused = false
+			if _, err := s.SQLDB().ExecContext(context.Background(), "DROP TRIGGER "+name); err != nil {
+				tb.Fatalf("allow inserts into %s: %v", table, err)
+			}
+		}
+	}
+	tb.Cleanup(allow)
+	return allow
 }
 
 // Rows returns every row of table, ordered by its primary key, each value
