@@ -22,6 +22,7 @@ import (
 
 	"petstore/internal/testkit"
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 func TestClientHangUps(t *testing.T) {
@@ -198,35 +199,23 @@ func holdPool(tb testing.TB, db *sql.DB) (release func()) {
 // writer connection checked out, or MySQL's pets table locked.
 type heldCreates struct {
 	store   *models.Store
-	waited  int64     // the writer's wait count when held (SQLite)
-	locker  *sql.Conn // the session that holds the lock (MySQL)
+	writer  *sql.DB // SQLite's writer pool, held
+	waited  int64   // the writer's wait count when held
 	release func()
 }
 
 func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
 	tb.Helper()
 	h := &heldCreates{store: store}
-	if store.Driver() == models.DriverSQLite {
-		h.release = holdPool(tb, store.SQLDB())
-		h.waited = store.SQLDB().Stats().WaitCount
+	if store.Driver() == models.DriverMySQL {
+		h.release = modelstest.LockTable(tb, store, modelstest.Pets)
 		return h
 	}
-	conn, err := store.SQLDB().Conn(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "LOCK TABLES pets WRITE"); err != nil {
-		tb.Fatal(err)
-	}
-	h.locker = conn
-	h.release = func() {
-		if h.locker != nil {
-			h.locker.ExecContext(context.Background(), "UNLOCK TABLES")
-			h.locker.Close()
-			h.locker = nil
-		}
-	}
-	tb.Cleanup(h.release)
+	// The writer pool itself is held, and its wait count read: no Store
+	// method hands out its connections.
+	h.writer = store.SQLDB()
+	h.release = holdPool(tb, h.writer)
+	h.waited = h.writer.Stats().WaitCount
 	return h
 }
 
@@ -234,16 +223,10 @@ func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
 func (h *heldCreates) waitBlocked(tb testing.TB, n int64) {
 	tb.Helper()
 	testkit.WaitFor(tb, fmt.Sprintf("%d batches to wait for the database", n), 10*time.Second, time.Millisecond, func() bool {
-		if h.locker == nil {
-			return h.store.SQLDB().Stats().WaitCount-h.waited >= n
+		if h.writer != nil {
+			return h.writer.Stats().WaitCount-h.waited >= n
 		}
-		var waiting int64
-		err := h.store.SQLDB().QueryRowContext(context.Background(),
-			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE LIKE '%metadata lock%'").Scan(&waiting)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return waiting >= n
+		return int64(modelstest.LockWaiters(tb, h.store)) >= n
 	})
 }
 

@@ -11,8 +11,8 @@ import (
 )
 
 // The helpers below let tests outside models read and change the schema
-// by name (count a table's rows, read a setting, snapshot tables, break a
-// table, refuse its inserts) instead of writing SQL against it:
+// by name (count a table's rows, read a setting, snapshot tables, lock or
+// break a table, refuse its inserts) instead of writing SQL against it:
 // the schema stays models' business, and a change of it is made here
 // once. They go around the Store's write paths on purpose; use them only
 // to set up or observe what no Store method offers.
@@ -21,7 +21,7 @@ import (
 // SQL through them.
 type Table string
 
-// The tables tests count, read or break.
+// The tables tests count, read, lock or break.
 const (
 	Pets        Table = "pets"
 	APIKeys     Table = "api_keys"
@@ -176,6 +176,47 @@ func RefuseInserts(tb testing.TB, s *models.Store, table Table) (allow func()) {
 	return allow
 }
 
+// LockTable takes a write lock on table (LOCK TABLES, MySQL only) on a
+// connection of the store's pool, so that every other session's statement
+// on it waits, until unlock (or the end of the test). SQLite locks no
+// table: hold its one writer connection instead.
+func LockTable(tb testing.TB, s *models.Store, table Table) (unlock func()) {
+	tb.Helper()
+	if s.Driver() != models.DriverMySQL {
+		tb.Fatalf("LockTable needs MySQL, not %s", s.Driver())
+	}
+	ctx := context.Background()
+	conn, err := s.SQLDB().Conn(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "LOCK TABLES "+string(table)+" WRITE"); err != nil {
+		conn.Close()
+		tb.Fatalf("lock %s: %v", table, err)
+	}
+	unlock = func() {
+		if conn != nil {
+			conn.ExecContext(ctx, "UNLOCK TABLES")
+			conn.Close()
+			conn = nil
+		}
+	}
+	tb.Cleanup(unlock)
+	return unlock
+}
+
+// LockWaiters returns how many sessions on the store's database wait for a
+// table's metadata lock (MySQL), such as one LockTable holds.
+func LockWaiters(tb testing.TB, s *models.Store) int {
+	tb.Helper()
+	var n int
+	if err := s.SQLDB().QueryRowContext(context.Background(),
+		"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE LIKE '%metadata lock%'").Scan(&n); err != nil {
+		tb.Fatalf("lock waiters: %v", err)
+	}
+	return n
+}
+
 // Rows returns every row of table, ordered by its primary key, each value
 // as the driver scans it into an any, but text and blobs as strings.
 func Rows(tb testing.TB, s *models.Store, table Table) [][]any {
@@ -251,6 +292,56 @@ func AuditCounts(tb testing.TB, s *models.Store) map[string]int {
 		tb.Fatalf("count audit events: %v", err)
 	}
 	return counts
+}
+
+// PetEvents is a stored pet and the number of its creation events.
+type PetEvents struct {
+	ID     int64
+	Name   string
+	Events int
+}
+
+// PetCreations returns every stored pet with the number of creation events
+// the audit trail holds for it, and the number of creation events whose
+// pet is not stored: an answered create is one pet with one event.
+func PetCreations(tb testing.TB, s *models.Store) (pets []PetEvents, orphans int) {
+	tb.Helper()
+	ctx := context.Background()
+	rows, err := s.SQLDB().QueryContext(ctx, `SELECT p.id, p.name, COUNT(a.id) FROM pets p
+		LEFT JOIN audit_events a ON a.action = ? AND a.target_type = ? AND a.target_id = p.id
+		GROUP BY p.id, p.name`, models.ActionPetCreated, models.TargetPet)
+	if err != nil {
+		tb.Fatalf("pets and their creation events: %v", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p PetEvents
+		if err := rows.Scan(&p.ID, &p.Name, &p.Events); err != nil {
+			tb.Fatalf("pets and their creation events: %v", err)
+		}
+		pets = append(pets, p)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("pets and their creation events: %v", err)
+	}
+	if err := s.SQLDB().QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_events a LEFT JOIN pets p ON p.id = a.target_id
+		WHERE a.action = ? AND a.target_type = ? AND p.id IS NULL`, models.ActionPetCreated, models.TargetPet).Scan(&orphans); err != nil {
+		tb.Fatalf("creation events without their pet: %v", err)
+	}
+	return pets, orphans
+}
+
+// MigrationVersions returns the number of rows of goose's version table
+// past its initial one, and of distinct versions among them: a migration
+// applied twice (by two instances starting at once) shows as more rows
+// than versions.
+func MigrationVersions(tb testing.TB, s *models.Store) (rows, versions int) {
+	tb.Helper()
+	if err := s.SQLDB().QueryRowContext(context.Background(),
+		"SELECT COUNT(*), COUNT(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0").Scan(&rows, &versions); err != nil {
+		tb.Fatalf("migration versions: %v", err)
+	}
+	return rows, versions
 }
 
 // InsertPets writes an available pet of category 1 for each of names, with
