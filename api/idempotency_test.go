@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 )
@@ -33,7 +34,7 @@ func (e *env) postOnce(t *testing.T, apiKey string, keys []string, body string) 
 	if err != nil {
 		return response{}, err
 	}
-	r := readResponse(t, res)
+	r := testkit.ReadReply(t, res)
 	checkAgainstOpenAPI(t, req, r)
 	return r, nil
 }

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,7 +123,7 @@ func TestClientHangUps(t *testing.T) {
 		if strings.Contains(s.logs.String(), "level=ERROR") {
 			t.Errorf("a hang-up was logged as an error:\n%s", grepLines(s.logs.String(), "level=ERROR"))
 		}
-		m := scrape(t, s)
+		m := testkit.Exposition(s.metrics)
 		if bad := regexp.MustCompile(`(?m)^petstore_http_requests_total\{.*status="5\d\d".*$|^petstore_http_server_errors_total.*$`).FindAllString(m, -1); bad != nil {
 			t.Errorf("hang-ups counted as server errors: %q", bad)
 		}
@@ -271,14 +270,6 @@ func petNames(tb testing.TB, store *models.Store) map[string]int {
 		}
 		q.After = page[len(page)-1].ID
 	}
-}
-
-// scrape returns the site's metrics in the Prometheus text format.
-func scrape(tb testing.TB, s *site) string {
-	tb.Helper()
-	rec := httptest.NewRecorder()
-	s.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	return rec.Body.String()
 }
 
 // grepLines returns the lines of s that contain sub.
