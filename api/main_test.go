@@ -219,17 +219,5 @@ func decodePet(t *testing.T, r response, status int) api.Pet {
 // countPets counts stored pets through the store, not the API.
 func (e *env) countPets() int {
 	e.t.Helper()
-	n := 0
-	q := models.PetQuery{Limit: models.MaxPageLimit}
-	for {
-		page, more, err := e.store.ListPets(context.Background(), q)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		n += len(page)
-		if !more {
-			return n
-		}
-		q.After = page[len(page)-1].ID
-	}
+	return len(testkit.StoredPets(e.t, e.store))
 }

@@ -256,20 +256,10 @@ func requestLine(tb testing.TB, s *site, id string) map[string]string {
 func petNames(tb testing.TB, store *models.Store) map[string]int {
 	tb.Helper()
 	names := map[string]int{}
-	q := models.PetQuery{Limit: models.MaxPageLimit}
-	for {
-		page, more, err := store.ListPets(context.Background(), q)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, p := range page {
-			names[p.Name]++
-		}
-		if !more {
-			return names
-		}
-		q.After = page[len(page)-1].ID
+	for _, p := range testkit.StoredPets(tb, store) {
+		names[p.Name]++
 	}
+	return names
 }
 
 // grepLines returns the lines of s that contain sub.
