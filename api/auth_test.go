@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -50,7 +51,7 @@ func TestAuthentication(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					r := readResponse(t, res)
+					r := testkit.ReadReply(t, res)
 					checkAgainstOpenAPI(t, req, r)
 					wantError(t, r, http.StatusUnauthorized, models.CodeUnauthorized)
 				}

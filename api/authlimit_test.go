@@ -13,6 +13,7 @@ import (
 
 	"petstore/api"
 	"petstore/config"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -33,7 +34,7 @@ func TestFailedAuthenticationsLimited(t *testing.T) {
 		good := o.keys[0]
 		from := func(addr, key string) response {
 			t.Helper()
-			req, err := http.NewRequest("GET", o.srv.URL+"/v1/pets", nil)
+			req, err := http.NewRequest("GET", o.Srv.URL+"/v1/pets", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,11 +42,11 @@ func TestFailedAuthenticationsLimited(t *testing.T) {
 			if key != "" {
 				req.Header.Set("Authorization", key)
 			}
-			res, err := o.srv.Client().Do(req)
+			res, err := o.Srv.Client().Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := readResponse(t, res)
+			r := testkit.ReadReply(t, res)
 			checkAgainstOpenAPI(t, req, r)
 			return r
 		}
@@ -113,7 +114,7 @@ func sendFrom(t *testing.T, o *observed, addr, authorization string) response {
 // returns the error instead of stopping the test.
 func trySendFrom(t *testing.T, o *observed, addr, authorization string) (response, error) {
 	t.Helper()
-	req, err := http.NewRequest("GET", o.srv.URL+"/v1/pets", nil)
+	req, err := http.NewRequest("GET", o.Srv.URL+"/v1/pets", nil)
 	if err != nil {
 		return response{}, err
 	}
@@ -121,7 +122,7 @@ func trySendFrom(t *testing.T, o *observed, addr, authorization string) (respons
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
-	res, err := o.srv.Client().Do(req)
+	res, err := o.Srv.Client().Do(req)
 	if err != nil {
 		return response{}, err
 	}

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"petstore/api"
+	"petstore/internal/testkit"
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 // postOnce posts body with the Idempotency-Key header lines given (none, one
@@ -32,7 +34,7 @@ func (e *env) postOnce(t *testing.T, apiKey string, keys []string, body string) 
 	if err != nil {
 		return response{}, err
 	}
-	r := readResponse(t, res)
+	r := testkit.ReadReply(t, res)
 	checkAgainstOpenAPI(t, req, r)
 	return r, nil
 }
@@ -234,21 +236,11 @@ func TestIdempotencyKeyConcurrent(t *testing.T) {
 func TestIdempotencyKeyServerErrorNotRemembered(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
-		db := e.store.SQLDB()
-		ctx := context.Background()
-		trigger := `CREATE TRIGGER refuse_pets BEFORE INSERT ON pets FOR EACH ROW BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`
-		if e.store.Driver() == models.DriverMySQL {
-			trigger = `CREATE TRIGGER refuse_pets BEFORE INSERT ON pets FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused by the test'`
-		}
-		if _, err := db.ExecContext(ctx, trigger); err != nil {
-			t.Fatal(err)
-		}
+		allow := modelstest.RefuseInserts(t, e.store, modelstest.Pets)
 		const body = `{"name":"Rex","categoryId":1}`
 		wantError(t, e.postKey(t, "retry-me", body), http.StatusInternalServerError, models.CodeInternal)
 		wantError(t, e.postKey(t, "retry-me", body), http.StatusInternalServerError, models.CodeInternal)
-		if _, err := db.ExecContext(ctx, `DROP TRIGGER refuse_pets`); err != nil {
-			t.Fatal(err)
-		}
+		allow()
 		first := e.postKey(t, "retry-me", body)
 		wantFirst(t, first)
 		wantReplay(t, e.postKey(t, "retry-me", body), first)

@@ -17,7 +17,6 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/gin-gonic/gin"
-	"golang.org/x/time/rate"
 
 	"petstore/api"
 	"petstore/internal/testkit"
@@ -56,26 +55,20 @@ func newEnv(t *testing.T, store *models.Store) *env {
 	return e
 }
 
-// newEngine builds the whole HTTP surface the way serve does
-// (server.New: the request log, metrics when d.Metrics is set, recovery,
-// the console beside the API, JSON answers for unknown paths and
-// methods), with one more route, GET /test/panic, that panics. With the
-// zero d.Config the per-key rate limit is off; the limit of failed
-// authentications is off unless d sets one, as these tests send many bad
-// credentials from the one loopback address.
+// newEngine builds the whole HTTP surface the way serve does (the kit's
+// NewHandler: the limit of failed authentications off unless d sets one)
+// with one more route, GET /test/panic, that panics.
 func newEngine(tb testing.TB, d server.Deps) http.Handler {
 	tb.Helper()
-	if d.AuthFailureLimit == 0 {
-		d.AuthFailureLimit = rate.Inf
-	}
+	return testkit.NewHandler(tb, withPanicRoute(d))
+}
+
+// withPanicRoute adds GET /test/panic, a route that panics, to d.
+func withPanicRoute(d server.Deps) server.Deps {
 	d.TestRoutes = func(r gin.IRoutes) {
 		r.GET("/test/panic", func(*gin.Context) { panic("boom: secret internal detail") })
 	}
-	h, err := server.New(context.Background(), d)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return h
+	return d
 }
 
 // forEach runs fn on a fresh server per driver.
@@ -227,27 +220,5 @@ func decodePet(t *testing.T, r response, status int) api.Pet {
 // countPets counts stored pets through the store, not the API.
 func (e *env) countPets() int {
 	e.t.Helper()
-	n := 0
-	q := models.PetQuery{Limit: models.MaxPageLimit}
-	for {
-		page, more, err := e.store.ListPets(context.Background(), q)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		n += len(page)
-		if !more {
-			return n
-		}
-		q.After = page[len(page)-1].ID
-	}
-}
-
-func readResponse(t *testing.T, res *http.Response) response {
-	t.Helper()
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return len(testkit.StoredPets(e.t, e.store))
 }

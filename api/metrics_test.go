@@ -3,40 +3,30 @@ package api_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"petstore/config"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
 )
 
-// observed is the server as serve builds it with metrics on (server.New):
-// the metrics middleware on the whole engine (outside recovery), and the
-// metrics served by a server of their own (METRICS_ADDR), never by the
-// API's. It has two keys.
+// observed is the server as serve builds it with metrics on (the kit's
+// Observed, with GET /test/panic), with two keys.
 type observed struct {
-	t       *testing.T
-	srv     *httptest.Server
-	scraper *httptest.Server // the metrics address
-	metrics *server.Metrics
-	keys    [2]string
-	// answered counts the responses read, for settle.
-	answered atomic.Int64
+	*testkit.Observed
+	t    *testing.T
+	keys [2]string
 }
 
 func newObserved(t *testing.T, store *models.Store, d server.Deps) *observed {
 	t.Helper()
-	m := server.NewMetrics(store.Pools())
-	d.Store, d.Metrics = store, m
-	ob := &observed{t: t, srv: httptest.NewServer(newEngine(t, d)), scraper: httptest.NewServer(m.Handler()), metrics: m}
-	t.Cleanup(ob.srv.Close)
-	t.Cleanup(ob.scraper.Close)
+	d.Store = store
+	ob := &observed{Observed: testkit.NewObserved(t, withPanicRoute(d)), t: t}
 	for i := range ob.keys {
 		_, key, err := store.CreateAPIKey(context.Background(), "partner "+strconv.Itoa(i), "test")
 		if err != nil {
@@ -52,22 +42,8 @@ func newObserved(t *testing.T, store *models.Store, d server.Deps) *observed {
 // whose entry does not document 429 yet.
 func (o *observed) do(method, path, key, body string) response {
 	o.t.Helper()
-	req, err := http.NewRequest(method, o.srv.URL+path, strings.NewReader(body))
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := o.srv.Client().Do(req)
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	r := readResponse(o.t, res)
-	o.answered.Add(1)
+	req := o.Request(o.t, method, path, key, body)
+	r := o.Do(o.t, req)
 	if r.Status != http.StatusTooManyRequests || documents(req, http.StatusTooManyRequests) {
 		checkAgainstOpenAPI(o.t, req, r)
 	}
@@ -81,73 +57,6 @@ func documents(req *http.Request, status int) bool {
 	m.URL.Scheme, m.URL.Host = "http", specHost
 	route, _, err := specRouter.FindRoute(m)
 	return err == nil && route.Operation.Responses.Value(strconv.Itoa(status)) != nil
-}
-
-// scrape reads /metrics on the metrics address and returns the text
-// exposition.
-func (o *observed) scrape() string {
-	o.t.Helper()
-	o.settle()
-	res, err := o.scraper.Client().Get(o.scraper.URL + "/metrics")
-	if err != nil {
-		o.t.Fatal(err)
-	}
-	r := readResponse(o.t, res)
-	if r.Status != http.StatusOK {
-		o.t.Fatalf("GET /metrics: status %d, body %s", r.Status, r.Body)
-	}
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		o.t.Errorf("GET /metrics: Content-Type %q, want the text exposition format", ct)
-	}
-	return string(r.Body)
-}
-
-// settle waits until every request answered so far is counted: the
-// middleware counts a request just after its response is written, so a
-// client may read the answer a moment before the count.
-func (o *observed) settle() {
-	want := float64(o.answered.Load())
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		rec := httptest.NewRecorder()
-		o.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-		counted := 0.0
-		for line := range strings.Lines(rec.Body.String()) {
-			if series, ok := strings.CutPrefix(line, "petstore_http_requests_total{"); ok {
-				_, v, _ := strings.Cut(strings.TrimSpace(series), "} ")
-				n, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					o.t.Fatalf("petstore_http_requests_total line %q: %v", line, err)
-				}
-				counted += n
-			}
-		}
-		if counted >= want {
-			return
-		}
-	}
-}
-
-// sample returns the value of one series (name and labels exactly as
-// exposed, labels in name order) in a text exposition.
-func sample(exposition, series string) (float64, bool) {
-	for line := range strings.Lines(exposition) {
-		if v, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), series+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-	}
-	return 0, false
-}
-
-// wantSample asserts the value of a series.
-func wantSample(t *testing.T, exposition, series string, want float64) {
-	t.Helper()
-	got, ok := sample(exposition, series)
-	if !ok {
-		t.Errorf("no series %s in /metrics", series)
-	} else if got != want {
-		t.Errorf("%s = %v, want %v", series, got, want)
-	}
 }
 
 // TestRateLimit drives a low limit (1 request/s, bursts of 5) over real
@@ -194,15 +103,15 @@ func TestRateLimit(t *testing.T) {
 			wantError(t, o.do("GET", "/v1/pets", "pst_aaaaaaaa_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""), http.StatusUnauthorized, models.CodeUnauthorized)
 		}
 
-		m := o.scrape()
-		wantSample(t, m, "petstore_rate_limited_total", refused)
-		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="429"}`, 1)
-		wantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="401"}`, 20)
+		m := o.Scrape(t)
+		testkit.WantSample(t, m, "petstore_rate_limited_total", refused)
+		testkit.WantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="429"}`, 1)
+		testkit.WantSample(t, m, `petstore_http_requests_total{method="GET",route="/v1/pets",status="401"}`, 20)
 
 		time.Sleep(time.Duration(wait) * time.Second)
 		if r := o.do("GET", "/v1/pets", limited, ""); r.Status != http.StatusOK {
 			t.Fatalf("after waiting Retry-After: status %d, body %s", r.Status, r.Body)
 		}
-		wantSample(t, o.scrape(), "petstore_rate_limited_total", refused)
+		testkit.WantSample(t, o.Scrape(t), "petstore_rate_limited_total", refused)
 	})
 }

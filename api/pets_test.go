@@ -17,6 +17,7 @@ import (
 
 	"petstore/api"
 	"petstore/httpcode"
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -370,7 +371,7 @@ func TestConcurrentCreatesOverHTTP(t *testing.T) {
 					errs[i] = err.Error()
 					return
 				}
-				r := readResponse(t, res)
+				r := testkit.ReadReply(t, res)
 				var p api.Pet
 				if r.Status != http.StatusCreated || json.Unmarshal(r.Body, &p) != nil {
 					errs[i] = fmt.Sprintf("status %d: %s", r.Status, r.Body)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"petstore/config"
+	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -122,7 +123,7 @@ func TestScopeRefusalSpendsQuota(t *testing.T) {
 				t.Errorf("%s %s over the limit: no Retry-After", rq.method, rq.path)
 			}
 		}
-		wantSample(t, o.scrape(), "petstore_rate_limited_total", 2)
+		testkit.WantSample(t, o.Scrape(t), "petstore_rate_limited_total", 2)
 	})
 }
 
@@ -204,11 +205,11 @@ func TestDeprecatedCallsCounted(t *testing.T) {
 		o.do("GET", "/v1/pets/1", "pst_aaaaaaaa_"+a[13:], "") // a made-up key, not counted
 		o.do("GET", "/v1/pets", b, "")                        // not the deprecated endpoint
 
-		m := o.scrape()
+		m := o.Scrape(t)
 		prefix := func(key string) string { return key[:models.KeyPrefixLen] }
-		wantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+prefix(a)+`"}`, 3)
-		wantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+prefix(b)+`"}`, 1)
-		wantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+lister.Prefix+`"}`, 1)
+		testkit.WantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+prefix(a)+`"}`, 3)
+		testkit.WantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+prefix(b)+`"}`, 1)
+		testkit.WantSample(t, m, `petstore_deprecated_calls_total{key_prefix="`+lister.Prefix+`"}`, 1)
 		if n := strings.Count(m, "\npetstore_deprecated_calls_total{"); n != 3 {
 			t.Errorf("%d deprecated-call series, want 3:\n%s", n, m)
 		}

@@ -574,42 +574,19 @@ func TestNoLostWrites(t *testing.T) {
 
 	// In the database, every create is one pet with exactly its one
 	// creation event, and no creation event lacks its pet.
-	db := testkit.OpenStore(t, databaseURL).SQLDB()
-	rows, err := db.QueryContext(t.Context(), `SELECT p.id, p.name, COUNT(a.id) FROM pets p
-		LEFT JOIN audit_events a ON a.action = ? AND a.target_type = ? AND a.target_id = p.id
-		GROUP BY p.id, p.name`, models.ActionPetCreated, models.TargetPet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stored := map[string]int64{} // name -> audit events
+	pets, orphans := modelstest.PetCreations(t, testkit.OpenStore(t, databaseURL))
+	stored := map[string]int{} // name -> audit events
 	halfStored, duplicates := 0, 0
-	for rows.Next() {
-		var (
-			id     int64
-			name   string
-			events int64
-		)
-		if err := rows.Scan(&id, &name, &events); err != nil {
-			t.Fatal(err)
-		}
-		if _, dup := stored[name]; dup {
+	for _, p := range pets {
+		if _, dup := stored[p.Name]; dup {
 			duplicates++
-			t.Errorf("pet name %q stored twice", name)
+			t.Errorf("pet name %q stored twice", p.Name)
 		}
-		stored[name] = events
-		if events != 1 {
+		stored[p.Name] = p.Events
+		if p.Events != 1 {
 			halfStored++
-			t.Errorf("pet %d %q has %d creation events, want 1", id, name, events)
+			t.Errorf("pet %d %q has %d creation events, want 1", p.ID, p.Name, p.Events)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	rows.Close()
-	var orphans int
-	if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM audit_events a LEFT JOIN pets p ON p.id = a.target_id
-		WHERE a.action = ? AND a.target_type = ? AND p.id IS NULL`, models.ActionPetCreated, models.TargetPet).Scan(&orphans); err != nil {
-		t.Fatal(err)
 	}
 	if orphans != 0 {
 		t.Errorf("%d pet creation events without their pet", orphans)

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,6 +21,7 @@ import (
 
 	"petstore/internal/testkit"
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 func TestClientHangUps(t *testing.T) {
@@ -123,7 +123,7 @@ func TestClientHangUps(t *testing.T) {
 		if strings.Contains(s.logs.String(), "level=ERROR") {
 			t.Errorf("a hang-up was logged as an error:\n%s", grepLines(s.logs.String(), "level=ERROR"))
 		}
-		m := scrape(t, s)
+		m := testkit.Exposition(s.metrics)
 		if bad := regexp.MustCompile(`(?m)^petstore_http_requests_total\{.*status="5\d\d".*$|^petstore_http_server_errors_total.*$`).FindAllString(m, -1); bad != nil {
 			t.Errorf("hang-ups counted as server errors: %q", bad)
 		}
@@ -198,35 +198,23 @@ func holdPool(tb testing.TB, db *sql.DB) (release func()) {
 // writer connection checked out, or MySQL's pets table locked.
 type heldCreates struct {
 	store   *models.Store
-	waited  int64     // the writer's wait count when held (SQLite)
-	locker  *sql.Conn // the session that holds the lock (MySQL)
+	writer  *sql.DB // SQLite's writer pool, held
+	waited  int64   // the writer's wait count when held
 	release func()
 }
 
 func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
 	tb.Helper()
 	h := &heldCreates{store: store}
-	if store.Driver() == models.DriverSQLite {
-		h.release = holdPool(tb, store.SQLDB())
-		h.waited = store.SQLDB().Stats().WaitCount
+	if store.Driver() == models.DriverMySQL {
+		h.release = modelstest.LockTable(tb, store, modelstest.Pets)
 		return h
 	}
-	conn, err := store.SQLDB().Conn(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "LOCK TABLES pets WRITE"); err != nil {
-		tb.Fatal(err)
-	}
-	h.locker = conn
-	h.release = func() {
-		if h.locker != nil {
-			h.locker.ExecContext(context.Background(), "UNLOCK TABLES")
-			h.locker.Close()
-			h.locker = nil
-		}
-	}
-	tb.Cleanup(h.release)
+	// The writer pool itself is held, and its wait count read: no Store
+	// method hands out its connections.
+	h.writer = store.SQLDB()
+	h.release = holdPool(tb, h.writer)
+	h.waited = h.writer.Stats().WaitCount
 	return h
 }
 
@@ -234,16 +222,10 @@ func holdCreates(tb testing.TB, store *models.Store) *heldCreates {
 func (h *heldCreates) waitBlocked(tb testing.TB, n int64) {
 	tb.Helper()
 	testkit.WaitFor(tb, fmt.Sprintf("%d batches to wait for the database", n), 10*time.Second, time.Millisecond, func() bool {
-		if h.locker == nil {
-			return h.store.SQLDB().Stats().WaitCount-h.waited >= n
+		if h.writer != nil {
+			return h.writer.Stats().WaitCount-h.waited >= n
 		}
-		var waiting int64
-		err := h.store.SQLDB().QueryRowContext(context.Background(),
-			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND STATE LIKE '%metadata lock%'").Scan(&waiting)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return waiting >= n
+		return int64(modelstest.LockWaiters(tb, h.store)) >= n
 	})
 }
 
@@ -274,28 +256,10 @@ func requestLine(tb testing.TB, s *site, id string) map[string]string {
 func petNames(tb testing.TB, store *models.Store) map[string]int {
 	tb.Helper()
 	names := map[string]int{}
-	q := models.PetQuery{Limit: models.MaxPageLimit}
-	for {
-		page, more, err := store.ListPets(context.Background(), q)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, p := range page {
-			names[p.Name]++
-		}
-		if !more {
-			return names
-		}
-		q.After = page[len(page)-1].ID
+	for _, p := range testkit.StoredPets(tb, store) {
+		names[p.Name]++
 	}
-}
-
-// scrape returns the site's metrics in the Prometheus text format.
-func scrape(tb testing.TB, s *site) string {
-	tb.Helper()
-	rec := httptest.NewRecorder()
-	s.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	return rec.Body.String()
+	return names
 }
 
 // grepLines returns the lines of s that contain sub.

@@ -67,19 +67,7 @@ func rawExchange(t *testing.T, addr, request string, closeWrite bool) testkit.Re
 // is still there.
 func countPets(t *testing.T, s *models.Store) int {
 	t.Helper()
-	n := 0
-	q := models.PetQuery{Limit: models.MaxPageLimit}
-	for {
-		page, more, err := s.ListPets(context.Background(), q)
-		if err != nil {
-			t.Fatalf("list pets (is the table still there?): %v", err)
-		}
-		n += len(page)
-		if !more {
-			return n
-		}
-		q.After = page[len(page)-1].ID
-	}
+	return len(testkit.StoredPets(t, s))
 }
 
 // sqlMeta are SQL meta-characters and classic injections, sent in every

@@ -43,12 +43,7 @@ func TestTwoInstances(t *testing.T) {
 		if err != nil || len(migrations) == 0 {
 			t.Fatalf("no migrations found (%v)", err)
 		}
-		db := testkit.OpenStore(t, databaseURL).SQLDB()
-		var rows, versions int
-		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*), COUNT(DISTINCT version_id) FROM goose_db_version WHERE version_id > 0").
-			Scan(&rows, &versions); err != nil {
-			t.Fatal(err)
-		}
+		rows, versions := modelstest.MigrationVersions(t, testkit.OpenStore(t, databaseURL))
 		if rows != versions || versions != len(migrations) {
 			t.Errorf("goose_db_version has %d rows for %d versions, want each of the %d migrations once", rows, versions, len(migrations))
 		}

@@ -64,9 +64,6 @@ func (s *Store) RenamePet(ctx context.Context, id int64, name string) error {
 // a word of the name.
 func MatchesWords(name, search string) bool { return matchesWords(name, searchTerms(search)) }
 
-// NameKeys exposes the index keys of a name.
-var NameKeys = nameKeys
-
 // countKey carries the counter of CountStatements.
 type countKey struct{}
 

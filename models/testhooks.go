@@ -45,6 +45,10 @@ func (s *Store) Driver() string { return s.driver }
 // SQLDB exposes the primary pool: MySQL's, or SQLite's single writer.
 func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
 
+// NameKeys returns the search index's keys of a pet's name: the rows of
+// pet_name_words a test writes beside a pet it inserts itself.
+func NameKeys(name string) []string { return nameKeys(name) }
+
 // SetClock replaces the store's clock; tests use it to pin times.
 func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { return now().UTC() } }
 

@@ -436,27 +436,15 @@ func TestSearchStopsOnBudget(t *testing.T) {
 		match := e.addPets(t, 1, models.StatusAvailable, "Alpha Beta")[0]
 		// 6000 Alphas and 6000 Betas, written directly with their index
 		// rows (one CreatePet each would take a minute).
-		db := e.store.SQLDB()
-		for from := 0; from < 12_000; from += 500 {
-			var pets, words []string
-			var petArgs, wordArgs []any
-			for i := from; i < from+500; i++ {
-				id, word := match.ID+1+int64(i), []byte("alpha")
-				if i%2 == 1 {
-					word = []byte("beta")
-				}
-				pets = append(pets, "(?, ?, 1, 'available', '2026-01-02 03:04:05', '2026-01-02 03:04:05')")
-				petArgs = append(petArgs, id, fmt.Sprintf("%s %d", word, i))
-				words = append(words, "(?, ?)", "(?, ?)")
-				wordArgs = append(wordArgs, word, id, []byte(fmt.Sprint(i)), id)
+		names := make([]string, 12_000)
+		for i := range names {
+			word := "alpha"
+			if i%2 == 1 {
+				word = "beta"
 			}
-			if _, err := db.Exec("INSERT INTO pets (id, name, category_id, status, created_at, updated_at) VALUES "+strings.Join(pets, ","), petArgs...); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := db.Exec("INSERT INTO pet_name_words (word, pet_id) VALUES "+strings.Join(words, ","), wordArgs...); err != nil {
-				t.Fatal(err)
-			}
+			names[i] = fmt.Sprintf("%s %d", word, i)
 		}
+		modelstest.InsertPets(t, e.store, match.ID+1, names)
 		b, _ := e.signedIn()
 		p := b.get("/admin/pets?q=alpha+beta")
 		wantStatus(t, p, http.StatusOK)

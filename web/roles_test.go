@@ -14,6 +14,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"petstore/models"
+	"petstore/models/modelstest"
 	"petstore/server"
 	"petstore/web"
 )
@@ -36,44 +37,17 @@ func (e *env) member(name string, role models.Role) (models.User, *browser, stri
 
 // fingerprint is everything a console request could change but the audit
 // trail's refusals: every row of pets, keys, accounts and sessions, and the
-// other audit events.
+// number of other audit events.
 func (e *env) fingerprint() string {
 	e.t.Helper()
-	var b strings.Builder
-	for _, q := range []string{
-		"SELECT * FROM pets ORDER BY id",
-		"SELECT * FROM api_keys ORDER BY id",
-		"SELECT * FROM users ORDER BY id",
-		"SELECT * FROM sessions ORDER BY id_hash",
-		"SELECT COUNT(*) FROM audit_events WHERE action <> '" + models.ActionForbidden + "'",
-	} {
-		rows, err := e.store.SQLDB().QueryContext(context.Background(), q)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				e.t.Fatal(err)
-			}
-			for _, v := range vals {
-				if raw, ok := v.([]byte); ok {
-					v = string(raw)
-				}
-				fmt.Fprintf(&b, "%v|", v)
-			}
-			b.WriteString("\n")
-		}
-		if err := rows.Close(); err != nil {
-			e.t.Fatal(err)
+	others := 0
+	for action, n := range modelstest.AuditCounts(e.t, e.store) {
+		if action != models.ActionForbidden {
+			others += n
 		}
 	}
-	return b.String()
+	return modelstest.Snapshot(e.t, e.store, modelstest.Pets, modelstest.APIKeys, modelstest.Users, modelstest.Sessions) +
+		fmt.Sprintf("other audit events: %d\n", others)
 }
 
 // refusals returns the audit rows of refused requests, newest first, as

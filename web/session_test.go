@@ -128,32 +128,13 @@ func TestStolenSessionTableCannotSignIn(t *testing.T) {
 		cookie := sessionCookie(t, b, e)
 
 		// Every value of every row of the table.
-		rows, err := e.store.SQLDB().QueryContext(ctx, "SELECT * FROM sessions")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
 		var stolen []string
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vals {
-				switch v := v.(type) {
-				case string:
+		for _, row := range modelstest.Rows(t, e.store, modelstest.Sessions) {
+			for _, v := range row {
+				if v, ok := v.(string); ok {
 					stolen = append(stolen, v)
-				case []byte:
-					stolen = append(stolen, string(v))
 				}
 			}
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
 		}
 		if len(stolen) == 0 {
 			t.Fatal("no session row after signing in")
@@ -233,24 +214,9 @@ func slicesContains(list []string, s string) bool {
 func TestSessionLoadErrorAnswersErrorPage(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
-		ctx := context.Background()
 		b, _ := e.signedIn()
 		cookie := sessionCookie(t, b, e)
-		exec := func(q string) {
-			t.Helper()
-			if _, err := e.store.SQLDB().ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		exec("ALTER TABLE sessions RENAME TO sessions_away")
-		restored := false
-		restore := func() {
-			if !restored {
-				restored = true
-				exec("ALTER TABLE sessions_away RENAME TO sessions")
-			}
-		}
-		t.Cleanup(restore)
+		restore := modelstest.BreakTable(t, e.store, modelstest.Sessions)
 
 		p := b.get("/admin/pets")
 		wantStatus(t, p, http.StatusInternalServerError)

@@ -42,3 +42,22 @@ func OpenStore(tb testing.TB, databaseURL string) *models.Store {
 	tb.Cleanup(func() { s.Close() })
 	return s
 }
+
+// StoredPets returns every stored pet, read through the store (page after
+// page of ListPets), not through the API.
+func StoredPets(tb testing.TB, s *models.Store) []models.Pet {
+	tb.Helper()
+	var all []models.Pet
+	q := models.PetQuery{Limit: models.MaxPageLimit}
+	for {
+		page, more, err := s.ListPets(context.Background(), q)
+		if err != nil {
+			tb.Fatalf("list the stored pets: %v", err)
+		}
+		all = append(all, page...)
+		if !more {
+			return all
+		}
+		q.After = page[len(page)-1].ID
+	}
+}

@@ -83,6 +83,18 @@ func Do(c *http.Client, req *http.Request) Reply {
 	return Reply{Status: res.StatusCode, Header: res.Header, Body: b, Took: time.Since(start), Err: err}
 }
 
+// ReadReply reads the whole answer res, failing the test when its body
+// cannot be read.
+func ReadReply(tb testing.TB, res *http.Response) Reply {
+	tb.Helper()
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return Reply{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
 // APIClient calls one server's API as a partner app does: with its key, if
 // it has one, as a bearer token.
 type APIClient struct {
