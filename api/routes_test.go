@@ -105,7 +105,7 @@ func TestOpenAPIDocument(t *testing.T) {
 				ops[method+" "+path] = op
 			}
 		}
-		want := map[string]string{"GET /pets": "listPets", "POST /pets": "createPet", "GET /pets/{petId}": "getPet"}
+		want := map[string]string{"GET /pets": "listPets", "POST /pets": "createPet", "GET /pets/{petId}": "getPet", "GET /events": "listEvents"}
 		if len(ops) != len(want) {
 			t.Errorf("operations = %v, want exactly %v", keys(ops), want)
 		}
