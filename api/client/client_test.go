@@ -79,7 +79,51 @@ func TestClient(t *testing.T) {
 		t.Run("conditional list", func(t *testing.T) { p.checkConditionalList(t) })
 		t.Run("deprecated getPet", func(t *testing.T) { p.checkGetPet(t, created[3]) })
 		t.Run("errors", func(t *testing.T) { p.checkErrors(t) })
+		t.Run("change feed", func(t *testing.T) { p.checkEvents(t, created) })
 	})
+}
+
+// checkEvents follows the change feed from its start through the Link of
+// each page, as a partner keeping a copy does, and finds every create.
+func (p *partner) checkEvents(t *testing.T, created []client.Pet) {
+	limit := int32(3)
+	params := &client.ListEventsParams{Limit: &limit}
+	var got []client.Pet
+	for range 10 {
+		res, err := p.c.ListEventsWithResponse(t.Context(), params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode() != http.StatusOK || res.JSON200 == nil || res.Headers200 == nil {
+			t.Fatalf("events %+v: %d %s", params, res.StatusCode(), res.Body)
+		}
+		for _, e := range *res.JSON200 {
+			if e.Type != "pet.created" || e.Changed != nil {
+				t.Errorf("event %+v, want pet.created without changed", e)
+			}
+			got = append(got, e.Pet)
+		}
+		if len(*res.JSON200) == 0 {
+			break
+		}
+		after := p.eventsCursor(t, res.Headers200.Link)
+		params = &client.ListEventsParams{After: &after, Limit: &limit}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(created) {
+		t.Errorf("the feed has\n%v\nwant\n%v", got, created)
+	}
+}
+
+// eventsCursor reads the cursor of the Link of a page of events.
+func (p *partner) eventsCursor(t *testing.T, link string) string {
+	t.Helper()
+	target, _ := strings.CutSuffix(link, `>; rel="next"`)
+	target, _ = strings.CutPrefix(target, "<")
+	u, err := p.base.Parse(target)
+	if err != nil || u.Path != "/v1/events" || u.Query().Get("after") == "" {
+		t.Fatalf("Link = %q, want <.../v1/events?after=...>; rel=\"next\"", link)
+	}
+	return u.Query().Get("after")
 }
 
 // createPets creates n pets through the client, each with an
