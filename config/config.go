@@ -67,6 +67,25 @@ type Config struct {
 	// EventsRetention is how long the change feed keeps an event
 	// (EVENTS_RETENTION).
 	EventsRetention time.Duration
+	// Webhooks configure the deliveries to webhook endpoints.
+	Webhooks Webhooks
+}
+
+// Webhooks are the WEBHOOK_* settings.
+type Webhooks struct {
+	// Timeout bounds one delivery attempt (WEBHOOK_TIMEOUT).
+	Timeout time.Duration
+	// RetryBase is the first wait after a failed attempt, doubled after
+	// each (WEBHOOK_RETRY_BASE), for MaxAttempts attempts in all
+	// (WEBHOOK_MAX_ATTEMPTS).
+	RetryBase   time.Duration
+	MaxAttempts int
+	// DisableAfter disables an endpoint whose deliveries all failed for
+	// that long (WEBHOOK_DISABLE_AFTER).
+	DisableAfter time.Duration
+	// AllowPrivate lets endpoints be on loopback, private, link-local and
+	// other addresses of the server's own network (WEBHOOK_ALLOW_PRIVATE).
+	AllowPrivate bool
 }
 
 // LogFormat is the format of the log: LogText or LogJSON.
@@ -80,16 +99,20 @@ const (
 
 // Defaults, in one place.
 const (
-	DefaultListenAddr      = ":8080"
-	DefaultDatabaseURL     = "sqlite:petstore.db"
-	DefaultMaxOpenConns    = 20
-	DefaultMaxIdleConns    = 20
-	DefaultConnMaxLifetime = 30 * time.Minute
-	DefaultConnectTimeout  = 30 * time.Second
-	DefaultRateLimitRPS    = 50
-	DefaultRateLimitBurst  = 100
-	DefaultLogFormat       = LogText
-	DefaultEventsRetention = 720 * time.Hour
+	DefaultListenAddr          = ":8080"
+	DefaultDatabaseURL         = "sqlite:petstore.db"
+	DefaultMaxOpenConns        = 20
+	DefaultMaxIdleConns        = 20
+	DefaultConnMaxLifetime     = 30 * time.Minute
+	DefaultConnectTimeout      = 30 * time.Second
+	DefaultRateLimitRPS        = 50
+	DefaultRateLimitBurst      = 100
+	DefaultLogFormat           = LogText
+	DefaultEventsRetention     = 720 * time.Hour
+	DefaultWebhookTimeout      = 10 * time.Second
+	DefaultWebhookRetryBase    = 30 * time.Second
+	DefaultWebhookMaxAttempts  = 12
+	DefaultWebhookDisableAfter = 72 * time.Hour
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -133,7 +156,34 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.EventsRetention, err = positiveDuration(getenv, "EVENTS_RETENTION", DefaultEventsRetention); err != nil {
 		return Config{}, err
 	}
+	if cfg.Webhooks, err = webhooks(getenv); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
+}
+
+// webhooks reads the WEBHOOK_* settings.
+func webhooks(getenv func(string) string) (w Webhooks, err error) {
+	if w.Timeout, err = positiveDuration(getenv, "WEBHOOK_TIMEOUT", DefaultWebhookTimeout); err != nil {
+		return Webhooks{}, err
+	}
+	if w.RetryBase, err = positiveDuration(getenv, "WEBHOOK_RETRY_BASE", DefaultWebhookRetryBase); err != nil {
+		return Webhooks{}, err
+	}
+	if w.MaxAttempts, err = positiveInt(getenv, "WEBHOOK_MAX_ATTEMPTS", DefaultWebhookMaxAttempts); err != nil {
+		return Webhooks{}, err
+	}
+	if w.DisableAfter, err = positiveDuration(getenv, "WEBHOOK_DISABLE_AFTER", DefaultWebhookDisableAfter); err != nil {
+		return Webhooks{}, err
+	}
+	switch v := strings.ToLower(value(getenv, "WEBHOOK_ALLOW_PRIVATE")); v {
+	case "", "false", "0":
+	case "true", "1":
+		w.AllowPrivate = true
+	default:
+		return Webhooks{}, &Error{"WEBHOOK_ALLOW_PRIVATE", fmt.Sprintf("%q is not true or false", v)}
+	}
+	return w, nil
 }
 
 // value is a variable's value without surrounding white space.

@@ -34,6 +34,7 @@ func defaults() config.Config {
 		RateLimitBurst:  100,
 		LogFormat:       config.LogText,
 		EventsRetention: 720 * time.Hour,
+		Webhooks:        config.Webhooks{Timeout: 10 * time.Second, RetryBase: 30 * time.Second, MaxAttempts: 12, DisableAfter: 72 * time.Hour},
 	}
 }
 
@@ -103,6 +104,10 @@ func TestLoad(t *testing.T) {
 		}},
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
+		{"webhooks on an intranet", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_TIMEOUT": "3s", "WEBHOOK_RETRY_BASE": "1s",
+			"WEBHOOK_MAX_ATTEMPTS": "3", "WEBHOOK_DISABLE_AFTER": "1h"}, func(c *config.Config) {
+			c.Webhooks = config.Webhooks{Timeout: 3 * time.Second, RetryBase: time.Second, MaxAttempts: 3, DisableAfter: time.Hour, AllowPrivate: true}
+		}},
 		{"json logs in capitals", map[string]string{"LOG_FORMAT": " JSON "}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"text logs named", map[string]string{"LOG_FORMAT": "Text"}, func(c *config.Config) { c.LogFormat = config.LogText }},
 	}
@@ -297,6 +302,9 @@ func TestLoadErrors(t *testing.T) {
 		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
 		{"events kept in days", map[string]string{"EVENTS_RETENTION": "30d"}, "EVENTS_RETENTION"},
 		{"events kept for no time", map[string]string{"EVENTS_RETENTION": "0s"}, "EVENTS_RETENTION"},
+		{"webhook private maybe", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "yes please"}, "WEBHOOK_ALLOW_PRIVATE"},
+		{"webhook attempts zero", map[string]string{"WEBHOOK_MAX_ATTEMPTS": "0"}, "WEBHOOK_MAX_ATTEMPTS"},
+		{"webhook timeout without unit", map[string]string{"WEBHOOK_TIMEOUT": "10"}, "WEBHOOK_TIMEOUT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

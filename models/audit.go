@@ -121,7 +121,8 @@ const (
 var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
-	ActionRoleChanged, ActionForbidden}
+	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,
+	ActionWebhookSecretRotated, ActionWebhookTestSent, ActionWebhookDeliveryResent}
 
 // AuditQuery selects one page of the audit trail, newest first.
 type AuditQuery struct {

@@ -227,6 +227,12 @@ func scanEvents(rows *sql.Rows) ([]Event, error) {
 	return events, rows.Err()
 }
 
+// EventHead returns the id of the newest event (0 when there is none).
+func (s *Store) EventHead(ctx context.Context) (int64, error) {
+	head, _, err := s.eventClock(ctx)
+	return head, err
+}
+
 // eventClock reads the feed's clock: the last id given and the last purged.
 func (s *Store) eventClock(ctx context.Context) (head, purged int64, err error) {
 	rows, err := s.readDB.QueryContext(ctx, "SELECT name, value FROM event_clock")
@@ -482,20 +488,28 @@ func (s *Store) purgeEventsOnce(ctx context.Context, cutoff time.Time) (int64, e
 // eventPurgeEvery is how often a serving instance purges old events.
 const eventPurgeEvery = time.Minute
 
-// PurgeEventsEvery purges the events older than retention now and every
-// eventPurgeEvery until the Store closes. The server starts it; commands
+// PurgeEventsEvery purges the events older than retention, and the
+// webhook deliveries done by then, now and every eventPurgeEvery until the
+// Store closes. The server starts it; commands
 // that open the Store for a moment do not.
 func (s *Store) PurgeEventsEvery(retention time.Duration) {
 	s.feed.watch.Start(func(ctx context.Context) {
 		t := time.NewTicker(eventPurgeEvery)
 		defer t.Stop()
 		for {
-			n, err := s.PurgeEvents(ctx, s.now().Add(-retention))
+			cutoff := s.now().Add(-retention)
+			n, err := s.PurgeEvents(ctx, cutoff)
 			switch {
 			case err != nil && ctx.Err() == nil:
 				s.log.Warn("could not purge old events", "error", err)
 			case n > 0:
 				s.log.Info("purged old events", "count", n)
+			}
+			// The deliveries' log is kept as long as the events.
+			if n, err := s.PurgeWebhookDeliveries(ctx, cutoff); err != nil && ctx.Err() == nil {
+				s.log.Warn("could not purge old webhook deliveries", "error", err)
+			} else if n > 0 {
+				s.log.Info("purged old webhook deliveries", "count", n)
 			}
 			select {
 			case <-ctx.Done():
