@@ -12,9 +12,11 @@ import (
 	"runtime/debug"
 	"time"
 
+	"petstore/api"
 	"petstore/config"
 	"petstore/models"
 	"petstore/server"
+	"petstore/webhooks"
 )
 
 // serve runs the HTTP server until ctx ends (SIGINT or SIGTERM): it takes
@@ -70,6 +72,8 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	srv.RegisterOnShutdown(store.StopEventWaits)
 	store.PurgeEventsEvery(cfg.EventsRetention)
 	go cleanSessions(ctx, store, log)
+	dispatcher := startWebhooks(ctx, store, cfg, log, metrics)
+	defer dispatcher.wait()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	log.Info("petstore listening", "addr", ln.Addr().String(), "url", base, "database", cfg.Database.Redacted, "version", buildVersion())
@@ -205,3 +209,26 @@ func cleanSessions(ctx context.Context, store *models.Store, log *slog.Logger) {
 		}
 	}
 }
+
+// webhookDispatcher is serve's webhook dispatcher, running until serve's
+// context ends.
+type webhookDispatcher struct{ done chan struct{} }
+
+// startWebhooks starts delivering the change feed's events to the webhook
+// endpoints, and exports the deliveries' figures.
+func startWebhooks(ctx context.Context, store *models.Store, cfg config.Config, log *slog.Logger, metrics *server.Metrics) webhookDispatcher {
+	o := webhookOptions(cfg)
+	o.Encode, o.Logger = api.EventJSON, log
+	d := webhooks.New(store, o)
+	metrics.WatchWebhooks(d.Stats)
+	w := webhookDispatcher{done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		d.Run(ctx)
+	}()
+	return w
+}
+
+// wait waits for the deliveries under way to end (each within the
+// webhook timeout) once serve's context has ended.
+func (w webhookDispatcher) wait() { <-w.done }

@@ -43,6 +43,12 @@ Usage:
                                           pets:read, pets:write (both by default), metrics:read
   petstore apikey list                    list API keys (no secrets)
   petstore apikey revoke ID               revoke an API key at once
+  petstore webhook create --url URL [--event TYPE]... [--description TEXT]
+                                          register a webhook endpoint (its signing secret
+                                          is printed alone on stdout)
+  petstore webhook list                   list webhook endpoints and their health (no secrets)
+  petstore webhook delete ID              delete an endpoint and its deliveries
+  petstore webhook rotate ID              new signing secret (printed); the old one stays valid 24 h
   petstore seed --pets N                  add N example pets (1 to 10000000), to try the console or measure
   petstore version                        print the version
   petstore healthcheck [--ready]          probe the local server (for container health checks)
@@ -51,7 +57,9 @@ Configuration is read from the environment: LISTEN_ADDR, DATABASE_URL,
 PETSTORE_PUBLIC_URL, DATABASE_MAX_OPEN_CONNS, DATABASE_MAX_IDLE_CONNS,
 DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, DATABASE_REPLICA_URLS,
 TRUSTED_PROXIES, LOG_FORMAT,
-RATE_LIMIT_RPS, RATE_LIMIT_BURST, METRICS_ADDR.
+RATE_LIMIT_RPS, RATE_LIMIT_BURST, METRICS_ADDR, EVENTS_RETENTION,
+WEBHOOK_TIMEOUT, WEBHOOK_RETRY_BASE, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_DISABLE_AFTER,
+WEBHOOK_ALLOW_PRIVATE.
 See README.md.
 `
 
@@ -77,6 +85,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "apikey":
 		return c.sub(ctx, "apikey", rest, map[string]func(context.Context, []string) int{
 			"create": c.apikeyCreate, "list": c.apikeyList, "revoke": c.apikeyRevoke})
+	case "webhook":
+		return c.sub(ctx, "webhook", rest, map[string]func(context.Context, []string) int{
+			"create": c.webhookCreate, "list": c.webhookList, "delete": c.webhookDelete, "rotate": c.webhookRotate})
 	case "seed":
 		return c.seed(ctx, rest)
 	case "version":
@@ -102,7 +113,7 @@ func (c cli) sub(ctx context.Context, name string, args []string, cmds map[strin
 			w, code = c.stderr, 2
 		}
 		fmt.Fprintf(w, "Usage: petstore %s COMMAND (one of:", name)
-		for _, k := range []string{"create", "list", "disable", "enable", "reset-password", "revoke"} {
+		for _, k := range []string{"create", "list", "disable", "enable", "reset-password", "revoke", "delete", "rotate"} {
 			if cmds[k] != nil {
 				fmt.Fprint(w, " "+k)
 			}

@@ -94,3 +94,7 @@ func appendEvent(b []byte, e *models.Event) []byte {
 	}
 	return append(b, '}')
 }
+
+// EventJSON is e exactly as GET /v1/events writes it in its page: the body
+// of a webhook's delivery.
+func EventJSON(e models.Event) []byte { return appendEvent(nil, &e) }

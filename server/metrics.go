@@ -13,6 +13,7 @@ import (
 
 	"petstore/api"
 	"petstore/httpcode"
+	"petstore/webhooks"
 )
 
 // unmatchedRoute is the route label of requests that matched no route (404s,
@@ -33,6 +34,7 @@ type Metrics struct {
 	duration     *prometheus.HistogramVec
 	api          *api.Metrics
 	handler      http.Handler
+	reg          *prometheus.Registry
 }
 
 // NewMetrics returns the instrumentation with the request and latency
@@ -71,7 +73,37 @@ func NewMetrics(pools map[string]*sql.DB) *Metrics {
 	// InstrumentMetricHandler adds promhttp_metric_handler_* so that
 	// scrapes themselves can be watched.
 	m.handler = promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	m.reg = reg
 	return m
+}
+
+// WatchWebhooks exports the webhook dispatcher's figures: attempts by
+// outcome on this instance, and the queue of deliveries of every instance.
+func (m *Metrics) WatchWebhooks(stats func() webhooks.Stats) {
+	if m == nil {
+		return
+	}
+	outcome := func(name string, v func(webhooks.Stats) int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "petstore_webhook_deliveries_total",
+			Help:        "Webhook delivery attempts made by this instance, by outcome: delivered (a 2xx), retry (failed, tried again later), failed (failed, no attempt left).",
+			ConstLabels: prometheus.Labels{"outcome": name}}, func() float64 { return float64(v(stats())) })
+	}
+	m.reg.MustRegister(
+		outcome("delivered", func(s webhooks.Stats) int64 { return s.Delivered }),
+		outcome("retry", func(s webhooks.Stats) int64 { return s.Retried }),
+		outcome("failed", func(s webhooks.Stats) int64 { return s.Failed }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_webhook_queue_depth",
+			Help: "Webhook deliveries waiting to be delivered (all endpoints, all instances; read every few seconds)."},
+			func() float64 { return float64(stats().Pending) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_webhook_oldest_pending_seconds",
+			Help: "Age of the oldest webhook delivery still waiting, in seconds; 0 when none waits."},
+			func() float64 {
+				if o := stats().OldestPending; !o.IsZero() {
+					return time.Since(o).Seconds()
+				}
+				return 0
+			}),
+	)
 }
 
 // Handler serves the metrics in the Prometheus text format, with no
