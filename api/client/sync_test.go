@@ -39,7 +39,7 @@ func TestSyncExample(t *testing.T) {
 			change(i)
 		}
 		var (
-			mu   sync.Mutex
+			mu     sync.Mutex
 			mirror = map[int64]client.Pet{}
 		)
 		syncCtx, stop := context.WithCancel(ctx)
