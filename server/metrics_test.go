@@ -8,11 +8,13 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
+	"petstore/webhooks"
 )
 
 // observed is the server as serve builds it with metrics on (the kit's
@@ -175,5 +177,38 @@ func TestNoMetrics(t *testing.T) {
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Errorf("a nil Metrics serves its metrics: status %d, want 404", rec.Code)
+	}
+}
+
+// The webhook dispatcher's figures are exported: attempts by outcome, the
+// queue's depth and the age of its oldest delivery.
+func TestWebhookMetrics(t *testing.T) {
+	t.Parallel()
+	m := server.NewMetrics(nil)
+	oldest := time.Now().Add(-90 * time.Second)
+	m.WatchWebhooks(func() webhooks.Stats {
+		return webhooks.Stats{Delivered: 7, Retried: 3, Failed: 1, Pending: 4, OldestPending: oldest}
+	})
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`petstore_webhook_deliveries_total{outcome="delivered"} 7`,
+		`petstore_webhook_deliveries_total{outcome="retry"} 3`,
+		`petstore_webhook_deliveries_total{outcome="failed"} 1`,
+		`petstore_webhook_queue_depth 4`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	var age float64
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, "petstore_webhook_oldest_pending_seconds "); ok {
+			fmt.Sscan(v, &age)
+		}
+	}
+	if age < 89 || age > 200 {
+		t.Errorf("oldest pending age %v s, want about 90", age)
 	}
 }

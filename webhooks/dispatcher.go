@@ -216,9 +216,10 @@ func (d *Dispatcher) done(id int64) {
 	delete(d.busy, id)
 }
 
-// lease is how long a claim of an endpoint lasts: longer than an attempt,
-// renewed before each.
-func (d *Dispatcher) lease() time.Duration { return d.o.Timeout + 30*time.Second }
+// lease is how long a claim of an endpoint lasts: renewed before each
+// attempt, it outlasts one attempt and its record; a lease left by an
+// instance that died runs out that long after its last attempt began.
+func (d *Dispatcher) lease() time.Duration { return 2*d.o.Timeout + 5*time.Second }
 
 // deliverAll sends endpoint id's due deliveries one at a time, in the order
 // they were queued, while it holds the endpoint's lease. It stops at the

@@ -321,3 +321,29 @@ func TestPrivateDestinationRefusedAtDial(t *testing.T) {
 		}
 	})
 }
+
+// An instance that died holding an endpoint's lease (its claim is made
+// here and never released) leaves its deliveries to another instance once
+// the lease runs out: none is lost.
+func TestLeaseOfADeadInstanceRunsOut(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		r := newReceiver(t, ok)
+		w, _ := create(t, s, r.srv.URL)
+		addPet(t, s, "Rex")
+		// The dead instance queued the event and took the lease with the
+		// lease a dispatcher of a 1 s timeout takes (7 s).
+		if _, err := s.FanOutWebhook(context.Background(), w.ID, 100, api.EventJSON); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := s.ClaimWebhook(context.Background(), w.ID, "dead instance", 7*time.Second); !ok || err != nil {
+			t.Fatalf("claim: %v, %v", ok, err)
+		}
+		claimed := time.Now()
+		start(t, s, webhooks.Options{Timeout: time.Second})
+		waitFor(t, "the delivery by the live instance", func() bool { return len(r.deliveries()) == 1 })
+		if took := time.Since(claimed); took < 6*time.Second {
+			t.Fatalf("delivered %v after the dead instance's claim, inside its lease", took)
+		}
+	})
+}
