@@ -13,12 +13,19 @@
 package webhooks
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -306,4 +313,102 @@ func parseIPv4Part(p string) (uint64, bool) {
 	}
 	n, err := strconv.ParseUint(p, base, 32)
 	return n, err == nil
+}
+
+// dialRefusal is why a delivery's connection was not made.
+type dialRefusal struct {
+	addr  string
+	class string
+}
+
+func (e *dialRefusal) Error() string {
+	return fmt.Sprintf("refused: %s is %s; webhooks may not reach the server's own network (WEBHOOK_ALLOW_PRIVATE=true allows it)",
+		e.addr, classPhrase[e.class])
+}
+
+func (e *dialRefusal) Is(target error) bool { return target == ErrRefusedAddress }
+
+// refuseDial is a net.Dialer's ControlContext: it runs once the address is
+// resolved and before connect, so it sees the very address that would be
+// reached, whatever the URL named.
+func refuseDial(_ context.Context, _, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return &dialRefusal{addr: address, class: classInvalid}
+	}
+	if class, refused := Refused(ap.Addr()); refused {
+		return &dialRefusal{addr: ap.Addr().String(), class: class}
+	}
+	return nil
+}
+
+// maxResponseHeaderBytes bounds what a receiver can make the server hold for
+// an answer whose only use is its status.
+const maxResponseHeaderBytes = 16 << 10
+
+// NewClient returns the HTTP client deliveries are made with. Unless
+// allowPrivate, every connection is checked against Refused on the address
+// actually dialled, after DNS, and a refused one fails before connecting with
+// an error that names the class (errors.Is ErrRefusedAddress). Environment
+// proxies are ignored: through a proxy the proxy is the address dialled and
+// the check would judge the wrong host. Redirects are not followed (a 3xx is
+// returned like any other answer that is not 2xx), so a receiver cannot
+// bounce a delivery somewhere else. The whole attempt, body included, is
+// bounded by timeout, which must be positive. TLS certificates are verified.
+func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
+	return newClient(timeout, allowPrivate, nil)
+}
+
+// newClient is NewClient with the resolver names are looked up with (nil:
+// the system's), so tests can make a name resolve to a refused address.
+func newClient(timeout time.Duration, allowPrivate bool, resolver *net.Resolver) *http.Client {
+	if timeout <= 0 {
+		panic("webhooks: NewClient needs a positive timeout")
+	}
+	dialer := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Resolver: resolver}
+	if !allowPrivate {
+		dialer.ControlContext = refuseDial
+	}
+	transport := &http.Transport{
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
+	}
+	return &http.Client{
+		Transport: transport,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// drainLimit is how much of a body past what is kept ReadLimited reads so
+// that the connection can serve the next delivery; a longer remainder is
+// dropped with the connection, which costs less than reading it.
+const drainLimit = 4 << 10
+
+// ReadLimited reads at most n bytes of body, the part of a receiver's answer
+// worth keeping, and closes it. The rest is never read beyond a few
+// kilobytes, so a receiver that answers with an endless body holds a delivery
+// no longer than it takes to read n bytes. On a read error the bytes read so
+// far are returned with it.
+func ReadLimited(body io.ReadCloser, n int64) ([]byte, error) {
+	defer body.Close()
+	if n < 0 {
+		n = 0
+	}
+	b, err := io.ReadAll(io.LimitReader(body, n))
+	if err != nil {
+		return b, err
+	}
+	_, _ = io.CopyN(io.Discard, body, drainLimit)
+	return b, nil
 }

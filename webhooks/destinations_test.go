@@ -1,10 +1,18 @@
 package webhooks
 
 import (
+	"context"
+	"encoding/binary"
 	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // refusedAddrs is one address or more of every refused class, in each form
@@ -267,4 +275,327 @@ func TestCheckURLAllowPrivate(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "as 127.0.0.1") {
 		t.Errorf("CheckURL(http://127.1/, allowPrivate) = %v; want it to ask for 127.0.0.1", err)
 	}
+}
+
+// receiver is a real HTTP server on loopback that counts the connections
+// made to it and the requests it answers.
+type receiver struct {
+	*httptest.Server
+	conns, requests atomic.Int64
+}
+
+func newReceiver(t testing.TB, h http.HandlerFunc) *receiver {
+	t.Helper()
+	r := &receiver{}
+	r.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		h(w, req)
+	}))
+	r.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			r.conns.Add(1)
+		}
+	}
+	r.Start()
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) port() string { return r.URL[strings.LastIndexByte(r.URL, ':')+1:] }
+
+func (r *receiver) assertUntouched(t testing.TB) {
+	t.Helper()
+	if c, n := r.conns.Load(), r.requests.Load(); c != 0 || n != 0 {
+		t.Errorf("the receiver saw %d connections and %d requests; want none", c, n)
+	}
+}
+
+func ok(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }
+
+func post(t testing.TB, c *http.Client, url string) (*http.Response, error) {
+	t.Helper()
+	t.Cleanup(c.CloseIdleConnections)
+	resp, err := c.Post(url, "application/json", strings.NewReader(`{"type":"ping"}`))
+	if err == nil {
+		t.Cleanup(func() { resp.Body.Close() })
+	}
+	return resp, err
+}
+
+func assertDialRefused(t testing.TB, err error, phrase string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("the POST was made; want it refused")
+	}
+	if !errors.Is(err, ErrRefusedAddress) {
+		t.Errorf("error %q is not ErrRefusedAddress", err)
+	}
+	if !strings.Contains(err.Error(), phrase) || !strings.Contains(err.Error(), "WEBHOOK_ALLOW_PRIVATE=true") {
+		t.Errorf("error %q does not name %q and the setting", err, phrase)
+	}
+}
+
+func TestClientRefusesLoopbackBeforeConnecting(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		t.Run(host, func(t *testing.T) {
+			t.Parallel()
+			r := newReceiver(t, ok)
+			_, err := post(t, NewClient(5*time.Second, false), "http://"+host+":"+r.port()+"/hooks")
+			assertDialRefused(t, err, "a loopback address")
+			r.assertUntouched(t)
+
+			resp, err := post(t, NewClient(5*time.Second, true), "http://"+host+":"+r.port()+"/hooks")
+			if err != nil {
+				t.Fatalf("with allowPrivate the POST failed: %v", err)
+			}
+			if resp.StatusCode != http.StatusNoContent || r.requests.Load() != 1 {
+				t.Errorf("with allowPrivate: status %d, %d requests received; want 204 and 1", resp.StatusCode, r.requests.Load())
+			}
+		})
+	}
+}
+
+// fakeDNS answers every A query with ip and every other query with no
+// records, as a name an attacker controls would resolve.
+func fakeDNS(t testing.TB, ip netip.Addr) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if resp := dnsAnswer(buf[:n], ip); resp != nil {
+				pc.WriteTo(resp, from)
+			}
+		}
+	}()
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "udp", pc.LocalAddr().String())
+		},
+	}
+}
+
+// dnsAnswer builds the reply to query (RFC 1035 section 4): its header and
+// question, and for an A question one record holding ip.
+func dnsAnswer(query []byte, ip netip.Addr) []byte {
+	if len(query) < 12 {
+		return nil
+	}
+	end := 12
+	for end < len(query) && query[end] != 0 {
+		end += int(query[end]) + 1
+	}
+	end += 5 // the root label, QTYPE and QCLASS
+	if end > len(query) {
+		return nil
+	}
+	isA := binary.BigEndian.Uint16(query[end-4:]) == 1
+	resp := append([]byte(nil), query[:2]...)               // ID
+	resp = append(resp, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0) // QR RD RA, QDCOUNT 1
+	resp = append(resp, query[12:end]...)
+	if isA {
+		resp[7] = 1 // ANCOUNT
+		a := ip.As4()
+		resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4)
+		resp = append(resp, a[:]...)
+	}
+	return resp
+}
+
+func TestClientRefusesANameResolvingToLoopback(t *testing.T) {
+	t.Parallel()
+	r := newReceiver(t, ok)
+	resolver := fakeDNS(t, netip.MustParseAddr("127.0.0.1"))
+	url := "http://partner.example.test:" + r.port() + "/hooks"
+	if _, err := CheckURL(url, false); err != nil {
+		t.Fatalf("CheckURL(%q) = %v; a name is not resolved there", url, err)
+	}
+
+	_, err := post(t, newClient(5*time.Second, false, resolver), url)
+	assertDialRefused(t, err, "127.0.0.1 is a loopback address")
+	r.assertUntouched(t)
+
+	resp, err := post(t, newClient(5*time.Second, true, resolver), url)
+	if err != nil {
+		t.Fatalf("with allowPrivate the POST failed: %v", err)
+	}
+	if resp.StatusCode != http.StatusNoContent || r.requests.Load() != 1 {
+		t.Errorf("with allowPrivate: status %d, %d requests received; want 204 and 1", resp.StatusCode, r.requests.Load())
+	}
+}
+
+func TestClientRefusesPrivateAndMetadata(t *testing.T) {
+	t.Parallel()
+	// Nothing listens there, or must not be reached: the refusal has to come
+	// before the connection is tried.
+	for _, tc := range []struct{ url, phrase string }{
+		{"http://169.254.169.254/latest/meta-data/", "a link-local address"},
+		{"http://10.0.0.1:9/", "a private address"},
+		{"http://[::ffff:127.0.0.1]:9/", "a loopback address"},
+		{"http://0.0.0.0:9/", "the unspecified address"},
+		{"http://[::]:9/", "the unspecified address"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			_, err := post(t, NewClient(5*time.Second, false), tc.url)
+			assertDialRefused(t, err, tc.phrase)
+		})
+	}
+}
+
+// TestClientIgnoresProxyEnvironment: through a proxy the proxy is the
+// address dialled, so the check would judge the proxy, not the destination.
+// The destination is a name, since environment proxies never take loopback
+// addresses or localhost.
+func TestClientIgnoresProxyEnvironment(t *testing.T) {
+	proxy := newReceiver(t, ok)
+	t.Setenv("HTTP_PROXY", proxy.URL)
+	t.Setenv("http_proxy", proxy.URL)
+	r := newReceiver(t, ok)
+	c := newClient(5*time.Second, true, fakeDNS(t, netip.MustParseAddr("127.0.0.1")))
+	if _, err := post(t, c, "http://partner.example.test:"+r.port()+"/"); err != nil {
+		t.Fatal(err)
+	}
+	if proxy.requests.Load() != 0 || r.requests.Load() != 1 {
+		t.Errorf("proxy got %d requests, receiver %d; want 0 and 1", proxy.requests.Load(), r.requests.Load())
+	}
+}
+
+func TestClientDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
+	target := newReceiver(t, ok)
+	r := newReceiver(t, func(w http.ResponseWriter, req *http.Request) {
+		http.Redirect(w, req, target.URL+"/elsewhere", http.StatusFound)
+	})
+	resp, err := post(t, NewClient(5*time.Second, true), r.URL+"/hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("status %d; want the 302 itself", resp.StatusCode)
+	}
+	target.assertUntouched(t)
+}
+
+func TestClientTimesOutAHangingReceiver(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		h    func(release <-chan struct{}) http.HandlerFunc
+	}{
+		{"no headers", func(release <-chan struct{}) http.HandlerFunc {
+			return func(http.ResponseWriter, *http.Request) { <-release }
+		}},
+		{"endless body", func(release <-chan struct{}) http.HandlerFunc {
+			return func(w http.ResponseWriter, _ *http.Request) {
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
+				<-release
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			r := newReceiver(t, tc.h(release))
+			t.Cleanup(func() { close(release) }) // before r.Close, which waits for handlers
+			done := make(chan error, 1)
+			go func() {
+				resp, err := post(t, NewClient(300*time.Millisecond, true), r.URL)
+				if err == nil {
+					_, err = io.ReadAll(resp.Body)
+				}
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the POST still runs after 10 s; want it cut at its timeout")
+			}
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() {
+				t.Errorf("error %v; want a timeout", err)
+			}
+		})
+	}
+}
+
+// endless is a body as good as endless: it ends after a mebibyte only so
+// that a reader that reads it all fails the test instead of hanging it.
+type endless struct {
+	read   int64
+	closed bool
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read >= 1<<20 {
+		return 0, io.EOF
+	}
+	for i := range p {
+		p[i] = 'x'
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+func (e *endless) Close() error { e.closed = true; return nil }
+
+func TestReadLimited(t *testing.T) {
+	t.Parallel()
+	t.Run("endless body", func(t *testing.T) {
+		body := &endless{}
+		b, err := ReadLimited(body, 1024)
+		if err != nil || len(b) != 1024 {
+			t.Errorf("ReadLimited = %d bytes, %v; want 1024, nil", len(b), err)
+		}
+		if body.read > 1024+drainLimit {
+			t.Errorf("read %d bytes of the body; want at most a few kilobytes past 1024", body.read)
+		}
+		if !body.closed {
+			t.Error("the body was not closed")
+		}
+	})
+	t.Run("short body", func(t *testing.T) {
+		b, err := ReadLimited(io.NopCloser(strings.NewReader("accepted")), 1024)
+		if err != nil || string(b) != "accepted" {
+			t.Errorf("ReadLimited = %q, %v; want accepted", b, err)
+		}
+	})
+	t.Run("endless body over HTTP", func(t *testing.T) {
+		release := make(chan struct{})
+		r := newReceiver(t, func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusInternalServerError)
+			chunk := []byte(strings.Repeat("y", 32<<10))
+			for {
+				select {
+				case <-release:
+					return
+				default:
+				}
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		})
+		t.Cleanup(func() { close(release) })
+		resp, err := post(t, NewClient(5*time.Second, true), r.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ReadLimited(resp.Body, 512)
+		if err != nil || len(b) != 512 || resp.StatusCode != http.StatusInternalServerError {
+			t.Errorf("ReadLimited = %d bytes, %v, status %d; want 512 bytes of the 500", len(b), err, resp.StatusCode)
+		}
+	})
 }
