@@ -77,7 +77,8 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 	a := api.New(d.Store, api.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
 		RateLimit: rate.Limit(d.Config.RateLimitRPS), RateBurst: d.Config.RateLimitBurst, Metrics: d.Metrics.apiMetrics(),
 		AuthFailureLimit: failures, AuthFailureBurst: api.DefaultAuthFailureBurst})
-	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger})
+	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
+		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}
@@ -101,7 +102,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 // counters.
 func routes(r *gin.Engine, a *api.API, console *web.Web, testRoutes func(gin.IRoutes)) {
 	a.Register(r)       // GET /healthz, /readyz; /v1: GET openapi.json, GET and POST pets, GET pets/:petId
-	console.Register(r) // GET /; GET and HEAD /static/*file; /admin: sign-in, pets, API keys, users, audit
+	console.Register(r) // GET /; GET and HEAD /static/*file; /admin: sign-in, pets, API keys, webhooks, users, audit
 	if testRoutes != nil {
 		testRoutes(r)
 	}

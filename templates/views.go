@@ -10,7 +10,7 @@ type Page struct {
 	// Title is the page's own title; the layout adds the product name.
 	Title string
 	// Section marks the active navigation entry: "pets", "api-keys",
-	// "users", "audit" or "sessions"; "" marks none.
+	// "webhooks", "users", "audit" or "sessions"; "" marks none.
 	Section string
 	// Username is the signed-in staff member, "" on the sign-in page.
 	Username string

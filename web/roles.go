@@ -24,10 +24,10 @@ const (
 // it, and pages ask it (may) which links and forms to show. A route missing
 // here is refused to everyone, so a new route cannot open by mistake.
 //
-// Viewers read every page; they change only their own password and
-// sessions. Editors also add pets and change them. Admins also manage API
-// keys and staff accounts: add them, change their roles, disable, enable,
-// reset their passwords and end their sessions.
+// Viewers read every page but the webhooks'; they change only their own
+// password and sessions. Editors also add pets and change them. Admins
+// also manage API keys, webhooks and staff accounts: add them, change their
+// roles, disable, enable, reset their passwords and end their sessions.
 var routeRoles = map[string]models.Role{
 	"GET " + Prefix:                           viewer,
 	"POST " + Prefix + "/logout":              viewer,
@@ -59,6 +59,20 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/users/:id/enable":         admin,
 	"POST " + Prefix + "/users/:id/end-sessions":   admin,
 	"POST " + Prefix + "/users/:id/reset-password": admin,
+
+	// Webhooks, reading included: the pages show partners' endpoint URLs
+	// (which may carry their tokens) and what their servers answered.
+	"GET " + Prefix + "/webhooks":                                  admin,
+	"POST " + Prefix + "/webhooks":                                 admin,
+	"GET " + Prefix + "/webhooks/:id":                              admin,
+	"POST " + Prefix + "/webhooks/:id/test":                        admin,
+	"POST " + Prefix + "/webhooks/:id/disable":                     admin,
+	"POST " + Prefix + "/webhooks/:id/enable":                      admin,
+	"GET " + Prefix + "/webhooks/:id/rotate":                       admin,
+	"POST " + Prefix + "/webhooks/:id/rotate":                      admin,
+	"GET " + Prefix + "/webhooks/:id/delete":                       admin,
+	"POST " + Prefix + "/webhooks/:id/delete":                      admin,
+	"POST " + Prefix + "/webhooks/:id/deliveries/:delivery/resend": admin,
 }
 
 // RouteRoles returns a copy of the least role of each signed-in console
@@ -102,7 +116,7 @@ func forbiddenMessage(have, need models.Role) string {
 	case editor:
 		return "Adding and changing pets needs the editor or admin role. " + you
 	case admin:
-		return "Managing API keys and staff accounts needs the admin role. " + you
+		return "Managing API keys, webhooks and staff accounts needs the admin role. " + you
 	}
 	return "This page is not open to any role, so nothing was changed."
 }
@@ -127,6 +141,7 @@ func (ui *Web) may(c *gin.Context, route string) bool {
 var navItems = []templates.NavItem{
 	{Href: Prefix + "/pets", Label: "Pets", Section: "pets"},
 	{Href: Prefix + "/api-keys", Label: "API keys", Section: "api-keys"},
+	{Href: Prefix + "/webhooks", Label: "Webhooks", Section: "webhooks"},
 	{Href: Prefix + "/users", Label: "Staff", Section: "users"},
 	{Href: Prefix + "/audit", Label: "Audit", Section: "audit"},
 	{Href: Prefix + "/sessions", Label: "Sessions", Section: "sessions"},

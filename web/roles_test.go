@@ -36,8 +36,8 @@ func (e *env) member(name string, role models.Role) (models.User, *browser, stri
 }
 
 // fingerprint is everything a console request could change but the audit
-// trail's refusals: every row of pets, keys, accounts and sessions, and the
-// number of other audit events.
+// trail's refusals: every row of pets, keys, accounts, sessions, webhook
+// endpoints and their deliveries, and the number of other audit events.
 func (e *env) fingerprint() string {
 	e.t.Helper()
 	others := 0
@@ -47,7 +47,7 @@ func (e *env) fingerprint() string {
 		}
 	}
 	return modelstest.Snapshot(e.t, e.store, modelstest.Pets, modelstest.APIKeys, modelstest.Users, modelstest.Sessions) +
-		fmt.Sprintf("other audit events: %d\n", others)
+		e.webhookState() + fmt.Sprintf("other audit events: %d\n", others)
 }
 
 // refusals returns the audit rows of refused requests, newest first, as
@@ -111,10 +111,12 @@ func fixed(v url.Values) func(models.Role) url.Values {
 
 // routeCases lists every signed-in console route with what each role gets,
 // in an order in which the allowed requests all work: bob is the account
-// acted on, pet and key the pet and API key, version returns the pet's
-// version as stored. Logout comes last.
-func routeCases(pet, key, bob int64, version func() string) []routeCase {
+// acted on, pet and key the pet and API key, hook a webhook endpoint and
+// delivery one of its failed deliveries, version returns the pet's version
+// as stored. Logout comes last.
+func routeCases(pet, key, bob, hook, delivery int64, version func() string) []routeCase {
 	p, k, m := strconv.FormatInt(pet, 10), strconv.FormatInt(key, 10), strconv.FormatInt(bob, 10)
+	w, d := "/admin/webhooks/"+strconv.FormatInt(hook, 10), strconv.FormatInt(delivery, 10)
 	wrongPassword := fixed(url.Values{"current": {"not my password at all"}, "new": {"a new password 123"}})
 	return []routeCase{
 		{"GET", "/admin", "/admin", nil, everyone(http.StatusFound)},
@@ -152,6 +154,18 @@ func routeCases(pet, key, bob int64, version func() string) []routeCase {
 		{"POST", "/admin/users/:id/end-sessions", "/admin/users/" + m + "/end-sessions", nil, admins(http.StatusSeeOther)},
 		{"POST", "/admin/users/:id/reset-password", "/admin/users/" + m + "/reset-password", nil, admins(http.StatusOK)},
 
+		{"GET", "/admin/webhooks", "/admin/webhooks", nil, admins(http.StatusOK)},
+		{"POST", "/admin/webhooks", "/admin/webhooks", fixed(url.Values{"url": {"https://partner.example/new-hook"}}), admins(http.StatusOK)},
+		{"GET", "/admin/webhooks/:id", w, nil, admins(http.StatusOK)},
+		{"POST", "/admin/webhooks/:id/test", w + "/test", nil, admins(http.StatusSeeOther)},
+		{"POST", "/admin/webhooks/:id/disable", w + "/disable", nil, admins(http.StatusSeeOther)},
+		{"POST", "/admin/webhooks/:id/enable", w + "/enable", nil, admins(http.StatusSeeOther)},
+		{"GET", "/admin/webhooks/:id/rotate", w + "/rotate", nil, admins(http.StatusOK)},
+		{"POST", "/admin/webhooks/:id/rotate", w + "/rotate", nil, admins(http.StatusOK)},
+		{"POST", "/admin/webhooks/:id/deliveries/:delivery/resend", w + "/deliveries/" + d + "/resend", nil, admins(http.StatusSeeOther)},
+		{"GET", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusOK)},
+		{"POST", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusSeeOther)},
+
 		{"POST", "/admin/logout", "/admin/logout", nil, everyone(http.StatusSeeOther)},
 	}
 }
@@ -187,7 +201,7 @@ func TestRouteCasesCoverEveryRoute(t *testing.T) {
 		}
 		table := web.RouteRoles()
 		var cased []string
-		for _, c := range routeCases(1, 1, 1, func() string { return "1" }) {
+		for _, c := range routeCases(1, 1, 1, 1, 1, func() string { return "1" }) {
 			key := c.method + " " + c.route
 			cased = append(cased, key)
 			need, ok := table[key]
@@ -226,6 +240,7 @@ func TestRolesByRoute(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		hook, delivery := e.failedDelivery(t)
 		type visitor struct {
 			u   models.User
 			b   *browser
@@ -236,7 +251,7 @@ func TestRolesByRoute(t *testing.T) {
 			u, b, tok := e.member("member-"+string(r), r)
 			visitors[r] = visitor{u, b, tok}
 		}
-		cases := routeCases(pet.ID, key.ID, bob.ID, func() string {
+		cases := routeCases(pet.ID, key.ID, bob.ID, hook.ID, delivery.ID, func() string {
 			p, err := e.store.GetPet(ctx, pet.ID)
 			if err != nil {
 				t.Error(err)
@@ -291,6 +306,9 @@ func TestRolesByRoute(t *testing.T) {
 		}
 		if u, _ := e.store.GetUser(ctx, bob.ID); u.Role != models.RoleViewer || u.Disabled() || !u.MustChangePassword {
 			t.Errorf("bob after the admin's requests: %+v", u)
+		}
+		if ws, _ := e.store.ListWebhooks(ctx); len(ws) != 1 || ws[0].URL != "https://partner.example/new-hook" {
+			t.Errorf("webhooks after the admin's requests (one added, the other deleted): %+v", ws)
 		}
 	})
 }
@@ -384,13 +402,16 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 			addPet, statusForms, bulk, editPet, createKey, revoke, addStaff, memberActions, roleForm int
 			notes                                                                                    int
 		}
+		readers := "Pets|API keys|Staff|Audit|Sessions"
 		tests := []struct {
 			role models.Role
+			nav  string
 			want shown
 		}{
-			{models.RoleViewer, shown{notes: 5}},
-			{models.RoleEditor, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
-			{models.RoleAdmin, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
+			{models.RoleViewer, readers, shown{notes: 5}},
+			{models.RoleEditor, readers, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
+			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions",
+				shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {
 			t.Run(string(tt.role), func(t *testing.T) {
@@ -400,8 +421,8 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 				petPage := b.get("/admin/pets/" + strconv.FormatInt(pet.ID, 10))
 				for _, p := range []page{pets, keys, staff, member, petPage} {
 					wantStatus(t, p, http.StatusOK)
-					if nav := navLabels(p); strings.Join(nav, "|") != "Pets|API keys|Staff|Audit|Sessions" {
-						t.Errorf("navigation %q", nav)
+					if nav := navLabels(p); strings.Join(nav, "|") != tt.nav {
+						t.Errorf("navigation %q, want %q", nav, tt.nav)
 					}
 					if got := text(p, `footer [data-testid="role"]`); got != "("+string(tt.role)+")" {
 						t.Errorf("footer role %q", got)

@@ -32,6 +32,10 @@ type Options struct {
 	// IdleTimeout ends a session unused this long (default 2 h);
 	// AbsoluteTimeout ends any session this long after sign-in (default 12 h).
 	IdleTimeout, AbsoluteTimeout time.Duration
+	// WebhookAllowPrivate lets admins add webhook endpoints on loopback,
+	// private and other addresses of the server's own network
+	// (WEBHOOK_ALLOW_PRIVATE), as the dispatcher then delivers to them.
+	WebhookAllowPrivate bool
 }
 
 // Web holds the console handlers' dependencies.
@@ -47,6 +51,8 @@ type Web struct {
 	idle     time.Duration
 	absolute time.Duration
 	origin   *http.CrossOriginProtection
+
+	webhookAllowPrivate bool
 }
 
 // Prefix is the path every console page starts with.
@@ -73,7 +79,8 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
 			AppJS:   static.Path("js/app.js"),
 		},
-		docs: newDocsView(),
+		docs:                newDocsView(),
+		webhookAllowPrivate: o.WebhookAllowPrivate,
 	}
 	if ui.now == nil {
 		ui.now = time.Now
@@ -114,6 +121,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerPets(staff)
 	ui.registerExport(staff)
 	ui.registerAPIKeys(staff)
+	ui.registerWebhooks(staff)
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
 	ui.registerSessions(staff)
