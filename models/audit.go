@@ -159,11 +159,11 @@ func ParseAuditQuery(action, actor, target, before string) (AuditQuery, error) {
 		q.Action = action
 	}
 	if target != "" {
-		// target is "pet:12", "apikey:3" or "user:1".
+		// target is "pet:12", "apikey:3", "user:1" or "webhook:2".
 		typ, id, _ := strings.Cut(target, ":")
 		n, ok := ParseID(id)
-		if (typ != TargetPet && typ != TargetAPIKey && typ != TargetUser) || !ok {
-			v.add("target", "Target must look like pet:12, apikey:3 or user:1.")
+		if (typ != TargetPet && typ != TargetAPIKey && typ != TargetUser && typ != TargetWebhook) || !ok {
+			v.add("target", "Target must look like pet:12, apikey:3, user:1 or webhook:2.")
 		}
 		q.TargetType, q.TargetID = typ, n
 	}

@@ -16,7 +16,7 @@ type StaffView struct {
 var Roles = []string{"viewer", "editor", "admin"}
 
 // roleHelp says what each role may do, beside the role fields.
-const roleHelp = "Viewers read every page; editors also add and change pets; admins also manage API keys and staff accounts."
+const roleHelp = "Viewers read every page; editors also add and change pets; admins also manage API keys, webhooks and staff accounts."
 
 // StaffRow is one staff account in the list.
 type StaffRow struct {

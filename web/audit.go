@@ -89,7 +89,10 @@ func actorName(ev models.AuditEvent) string {
 	case models.ActorKindCLI:
 		return ev.Actor + " (command line)"
 	case models.ActorKindSystem:
-		return ev.Actor + " (first start)"
+		if ev.Actor == models.ActorFirstStart {
+			return ev.Actor + " (first start)"
+		}
+		return ev.Actor + " (automatic)"
 	}
 	return ev.Actor
 }
