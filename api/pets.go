@@ -97,6 +97,10 @@ func (a *API) nextLink(q models.PetQuery, lastID int64) string {
 // createPet answers POST /v1/pets; with an Idempotency-Key, createPetOnce
 // creates (a request without one claims and stores no idempotency record).
 func (a *API) createPet(c *gin.Context) {
+	if err := models.RefuseQuery(c.Request.URL.RawQuery); err != nil {
+		writeError(c, a.log, err)
+		return
+	}
 	key, err := idempotencyKey(c.Request.Header)
 	if err != nil {
 		writeError(c, a.log, err)
@@ -160,6 +164,10 @@ func (a *API) getPet(c *gin.Context) {
 	if !a.now().Before(SunsetAt) {
 		writeError(c, a.log, &models.Error{Code: httpcode.Gone,
 			Message: "GET /v1/pets/{petId} was removed on 5 December 2030; use GET /v1/pets with the status filter."})
+		return
+	}
+	if err := models.RefuseQuery(c.Request.URL.RawQuery); err != nil {
+		writeError(c, a.log, err)
 		return
 	}
 	id, err := models.ParsePetID(c.Param("petId"))

@@ -208,6 +208,63 @@ func TestListPetsRejectsBadParameters(t *testing.T) {
 	})
 }
 
+// A query parameter an operation does not take is refused and named, as
+// Stripe does, on every operation: a misspelt filter answered with every
+// status, and a parameter sent to the others would be silently ignored.
+func TestUnknownQueryParameters(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		created := decodePet(t, e.post(`{"name":"Rex","categoryId":1,"status":"sold"}`), http.StatusCreated)
+		pet := "/v1/pets/" + strconv.FormatInt(created.ID, 10)
+		jsonType := map[string]string{"Content-Type": "application/json"}
+		tests := []struct {
+			name, method, path string
+			headers            map[string]string
+			body               string
+			fields             string
+		}{
+			{"list, misspelt status", "GET", "/v1/pets?stauts=sold", nil, "", "stauts"},
+			{"list, capitalised name", "GET", "/v1/pets?Status=sold", nil, "", "Status"},
+			{"list, with valid ones", "GET", "/v1/pets?limit=5&status=sold&offset=10", nil, "", "offset"},
+			{"list, several, in name order", "GET", "/v1/pets?sort=name&q=Rex&limit=5", nil, "", "q,sort"},
+			{"list, beside a bad one", "GET", "/v1/pets?limit=0&page=2", nil, "", "limit,page"},
+			{"list, empty name", "GET", "/v1/pets?=sold", nil, "", ""},
+			{"getPet", "GET", pet + "?status=available", nil, "", "status"},
+			{"getPet, a bare name", "GET", pet + "?fields", nil, "", "fields"},
+			{"createPet", "POST", "/v1/pets?status=pending", jsonType, `{"name":"Tom","categoryId":1}`, "status"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				h := e.authHeader()
+				for k, v := range tt.headers {
+					h[k] = v
+				}
+				body := wantError(t, e.do(tt.method, tt.path, h, tt.body), http.StatusBadRequest, models.CodeInvalidRequest)
+				var fields []string
+				for _, d := range body.Details {
+					fields = append(fields, d.Field)
+					if d.Message == "" {
+						t.Errorf("detail %+v has no message", d)
+					}
+				}
+				if strings.Join(fields, ",") != tt.fields || len(body.Details) == 0 {
+					t.Errorf("details = %+v, want one for each of %q", body.Details, tt.fields)
+				}
+				if len(body.Details) == 1 && !strings.Contains(body.Message, strconv.Quote(tt.fields)) {
+					t.Errorf("message %q does not name the parameter", body.Message)
+				}
+			})
+		}
+		if n := e.countPets(); n != 1 {
+			t.Errorf("%d pets stored, want only the first", n)
+		}
+		// The parameters each operation does take still work.
+		if pets := decodePets(t, e.get("/v1/pets?limit=5&status=sold&after=0")); len(pets) != 1 {
+			t.Errorf("list with its own parameters: %+v", pets)
+		}
+	})
+}
+
 // A query string Go cannot read whole (a pair separated by ';', a bad
 // %-escape) is refused: dropping the pair answered ?limit=1;status=sold
 // with an unfiltered list.

@@ -195,7 +195,7 @@ func expectStatus(raw string) (models.Status, bool) {
 // FuzzParsePetQuery: any raw query string, parsed as the server parses it,
 // either gives a query within bounds (limit 1..100, a valid status or none,
 // after >= 0, nothing the API cannot set) or a 400-class error naming only
-// the list parameters.
+// the bad list parameters and the parameters the list does not take.
 func FuzzParsePetQuery(f *testing.F) {
 	for _, s := range []string{
 		"",
@@ -248,6 +248,13 @@ func FuzzParsePetQuery(f *testing.F) {
 			return 0, ok
 		}, 0)
 		afterOK, wantAfter := oneParam(params, "after", decimal, 0)
+		ok := map[string]bool{"limit": limitOK, "status": statusOK, "after": afterOK}
+		allOK := limitOK && statusOK && afterOK
+		for name := range params {
+			if _, known := ok[name]; !known {
+				ok[name], allOK = false, false
+			}
+		}
 
 		if err != nil {
 			var e *models.Error
@@ -255,19 +262,18 @@ func FuzzParsePetQuery(f *testing.F) {
 				t.Fatalf("ParsePetQuery(%q) error = %#v, want invalid_request with fields", raw, err)
 			}
 			for _, fe := range e.Fields {
-				ok := map[string]bool{"limit": limitOK, "status": statusOK, "after": afterOK}
-				valid, known := ok[fe.Field]
-				if !known || valid || fe.Message == "" {
-					t.Errorf("ParsePetQuery(%q) reports %+v: not a bad list parameter", raw, fe)
+				valid, sent := ok[fe.Field]
+				if !sent || valid || fe.Message == "" {
+					t.Errorf("ParsePetQuery(%q) reports %+v: not a bad or unknown parameter", raw, fe)
 				}
 			}
-			if limitOK && statusOK && afterOK {
+			if allOK {
 				t.Errorf("ParsePetQuery(%q) refused a query whose parameters are all valid: %v", raw, err)
 			}
 			return
 		}
-		if !limitOK || !statusOK || !afterOK {
-			t.Fatalf("ParsePetQuery(%q) accepted %+v; by the rules limit ok=%v status ok=%v after ok=%v", raw, q, limitOK, statusOK, afterOK)
+		if !allOK {
+			t.Fatalf("ParsePetQuery(%q) accepted %+v; by the rules %v", raw, q, ok)
 		}
 		if q.Limit < 1 || q.Limit > models.MaxPageLimit || int64(q.Limit) != wantLimit {
 			t.Errorf("limit = %d, want %d within 1..%d", q.Limit, wantLimit, models.MaxPageLimit)

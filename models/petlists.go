@@ -70,8 +70,9 @@ func validateSearch(raw string) (string, error) {
 }
 
 // ParsePetQuery validates the API's list parameters: limit, status and
-// after. A parameter given empty or more than once is invalid. (The
-// console's list has its own parameters: ParsePetListing.)
+// after. A parameter given empty or more than once is invalid, and so is
+// any other parameter (unknownParams). (The console's list has its own
+// parameters: ParsePetListing.)
 func ParsePetQuery(params url.Values) (PetQuery, error) {
 	v := validation{}
 	q := PetQuery{Limit: DefaultPageLimit}
@@ -100,10 +101,44 @@ func ParsePetQuery(params url.Values) (PetQuery, error) {
 	if s, ok := get(FieldAfter, afterMessage); ok {
 		q.After = v.after(s)
 	}
+	v.unknownParams(params, "the list takes limit, status and after", FieldLimit, FieldStatus, FieldAfter)
 	if err := v.err(); err != nil {
 		return PetQuery{}, err
 	}
 	return q, nil
+}
+
+// RefuseQuery refuses every parameter of a raw query string, for an API
+// operation that takes none: GET /v1/pets/1?status=sold must not answer as
+// if the status had been checked.
+func RefuseQuery(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	params, err := ParseQueryString(raw)
+	if err != nil {
+		return err
+	}
+	v := validation{}
+	v.unknownParams(params, "this operation takes no query parameters")
+	return v.err()
+}
+
+// unknownParams adds a message for each parameter of params not in known,
+// in name order: a misspelt filter (stauts=sold) that was ignored would
+// answer with more than the caller asked for, and the caller could not
+// tell. takes says what the operation does take.
+func (v *validation) unknownParams(params url.Values, takes string, known ...string) {
+	var unknown []string
+	for name := range params {
+		if !slices.Contains(known, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		v.add(name, fmt.Sprintf("Unknown query parameter %q: %s.", name, takes))
+	}
 }
 
 // limitMsg refuses a limit out of range (a constant: ParsePetQuery runs

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,12 @@ func TestParsePetQuery(t *testing.T) {
 	}{
 		{"", models.PetQuery{Limit: 20}, ""},
 		{"limit=1&status=sold&after=0", models.PetQuery{Limit: 1, Status: models.StatusSold}, ""},
-		{"limit=100&after=42&unknown=x", models.PetQuery{Limit: 100, After: 42}, ""},
+		{"limit=100&after=42", models.PetQuery{Limit: 100, After: 42}, ""},
+		// A parameter the list does not take is refused, not ignored: a
+		// misspelt filter would otherwise list every status.
+		{"stauts=sold", models.PetQuery{}, "stauts"},
+		{"limit=100&after=42&unknown=x", models.PetQuery{}, "unknown"},
+		{"Status=sold", models.PetQuery{}, "Status"},
 		{"limit=0", models.PetQuery{}, "limit"},
 		{"limit=101", models.PetQuery{}, "limit"},
 		{"limit=abc", models.PetQuery{}, "limit"},
@@ -57,6 +63,48 @@ func TestParsePetQuery(t *testing.T) {
 			var e *models.Error
 			if !errors.As(err, &e) || e.Field(tt.bad) == "" {
 				t.Fatalf("err = %v, want a message for %s", err, tt.bad)
+			}
+		})
+	}
+}
+
+// RefuseQuery is the query check of the API's operations that take no
+// parameter: any parameter is named, in name order (one with an empty
+// name too); an unreadable query string is refused whole, without details.
+func TestRefuseQuery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw    string
+		ok     bool
+		fields []string
+	}{
+		{"", true, nil},
+		{"&", true, nil},
+		{"status=sold", false, []string{"status"}},
+		{"b=1&a=2&b=3", false, []string{"a", "b"}},
+		{"=x", false, []string{""}},
+		{"a=%zz", false, nil},
+		{"a=1;b=2", false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.raw, func(t *testing.T) {
+			err := models.RefuseQuery(tt.raw)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				return
+			}
+			var e *models.Error
+			if !errors.As(err, &e) || e.Code != models.CodeInvalidRequest || e.Message == "" {
+				t.Fatalf("err = %#v, want invalid_request", err)
+			}
+			var got []string
+			for _, f := range e.Fields {
+				got = append(got, f.Field)
+			}
+			if !slices.Equal(got, tt.fields) {
+				t.Errorf("fields %q, want %q", got, tt.fields)
 			}
 		})
 	}
