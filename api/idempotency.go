@@ -19,9 +19,12 @@ import (
 // maxIdempotencyKey is the longest key, in characters.
 const maxIdempotencyKey = 255
 
-// errBadIdempotencyKey refuses a malformed key or several key headers.
+// errBadIdempotencyKey refuses a malformed key or several key headers. It
+// names the header in details, as every 400 about a named parameter does.
 var errBadIdempotencyKey = &models.Error{Code: models.CodeInvalidRequest,
-	Message: `Idempotency-Key must be one header of 1 to 255 printable ASCII characters, sent bare (Idempotency-Key: 8e03978e) or as a quoted string (Idempotency-Key: "8e03978e").`}
+	Message: badIdempotencyKey, Fields: []models.FieldError{{Field: "Idempotency-Key", Message: badIdempotencyKey}}}
+
+const badIdempotencyKey = `Idempotency-Key must be one header of 1 to 255 printable ASCII characters, sent bare (Idempotency-Key: 8e03978e) or as a quoted string (Idempotency-Key: "8e03978e").`
 
 // idempotencyKey returns the request's Idempotency-Key, or "" when it has
 // none. The draft makes the value a structured-field String ("abc"); most

@@ -167,6 +167,9 @@ func TestIdempotencyKeyRefused(t *testing.T) {
 				if !strings.Contains(b.Message, "Idempotency-Key") {
 					t.Errorf("message %q does not name the header", b.Message)
 				}
+				if len(b.Details) != 1 || b.Details[0].Field != "Idempotency-Key" || b.Details[0].Message == "" {
+					t.Errorf("details = %+v, want one for Idempotency-Key", b.Details)
+				}
 			})
 		}
 		// Bodies refused for their input are not remembered either.

@@ -81,6 +81,10 @@ func TestCreatePetRejectsBadInput(t *testing.T) {
 					if len(body.Details) != 1 || body.Details[0].Field != tt.field || body.Details[0].Message == "" {
 						t.Errorf("details = %+v, want one for %s", body.Details, tt.field)
 					}
+				} else if body.Details != nil {
+					// As documented: a body that cannot be read as a whole
+					// names no field.
+					t.Errorf("details = %+v, want none", body.Details)
 				}
 				if loc := r.Header.Get("Location"); loc != "" {
 					t.Errorf("Location %q on an error", loc)
@@ -276,6 +280,9 @@ func TestListPetsRefusesUnreadableQuery(t *testing.T) {
 				body := wantError(t, e.get("/v1/pets?"+query), http.StatusBadRequest, models.CodeInvalidRequest)
 				if !strings.HasPrefix(body.Message, "The query string cannot be read: ") {
 					t.Errorf("message %q does not say what is wrong", body.Message)
+				}
+				if body.Details != nil {
+					t.Errorf("details = %+v, want none: no one parameter is at fault", body.Details)
 				}
 			})
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -124,6 +126,52 @@ func TestOpenAPIDocument(t *testing.T) {
 			t.Error("listPets 200 does not document the Link header")
 		}
 	})
+}
+
+// The error codes are an open set: the schema takes any snake_case code,
+// so that a partner's generated client or strict validator accepts the
+// next one, and its x-extensible-enum lists the codes the API answers
+// today, each described in the document with the status httpcode gives it.
+func TestErrorCodesDocumented(t *testing.T) {
+	t.Parallel()
+	errSchema := specDoc.Components.Schemas["Error"].Value
+	code := errSchema.Properties["code"].Value
+	if len(code.Enum) != 0 {
+		t.Errorf("Error.code is a closed enum: %v", code.Enum)
+	}
+	future := map[string]any{"code": "some_future_code", "message": "A code added later.", "status": 400}
+	if err := errSchema.VisitJSON(future); err != nil {
+		t.Errorf("an Error with a code added later does not validate: %v", err)
+	}
+	raw, _ := code.Extensions["x-extensible-enum"].([]any)
+	listed := map[string]bool{}
+	for _, v := range raw {
+		c, _ := v.(string)
+		listed[c] = true
+		status := httpcode.Status(models.Code(c))
+		if status == http.StatusInternalServerError && c != string(models.CodeInternal) {
+			t.Errorf("x-extensible-enum lists %q, a code without a status", c)
+		}
+		if line := fmt.Sprintf("\n- `%s` (%d): ", c, status); !strings.Contains(specDoc.Info.Description, line) {
+			t.Errorf("the description does not explain %q as %q", c, line)
+		}
+	}
+	if len(listed) < 10 {
+		t.Fatalf("x-extensible-enum lists %d codes: %v", len(listed), raw)
+	}
+	for _, line := range regexp.MustCompile("\n- `([a-z_]+)` \\(\\d+\\): ").FindAllStringSubmatch(specDoc.Info.Description, -1) {
+		if !listed[line[1]] {
+			t.Errorf("the description explains %q, which x-extensible-enum does not list", line[1])
+		}
+	}
+	// Only the console answers these: an edit that lost a race or the last
+	// admin's demotion (conflict), a failed CSRF check (forbidden); a
+	// client that hung up (canceled) gets no answer at all.
+	for _, c := range []models.Code{models.CodeConflict, httpcode.Forbidden, models.CodeCanceled} {
+		if listed[string(c)] {
+			t.Errorf("x-extensible-enum lists %q, which the API never answers", c)
+		}
+	}
 }
 
 func keys[V any](m map[string]V) []string {

@@ -17,63 +17,6 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
-// Defines values for ErrorCode.
-const (
-	ErrorCodeConflict               ErrorCode = "conflict"
-	ErrorCodeCursorExpired          ErrorCode = "cursor_expired"
-	ErrorCodeGone                   ErrorCode = "gone"
-	ErrorCodeIdempotencyKeyInUse    ErrorCode = "idempotency_key_in_use"
-	ErrorCodeIdempotencyKeyMismatch ErrorCode = "idempotency_key_mismatch"
-	ErrorCodeInsufficientScope      ErrorCode = "insufficient_scope"
-	ErrorCodeInternal               ErrorCode = "internal"
-	ErrorCodeInvalidRequest         ErrorCode = "invalid_request"
-	ErrorCodeMethodNotAllowed       ErrorCode = "method_not_allowed"
-	ErrorCodeNotFound               ErrorCode = "not_found"
-	ErrorCodePayloadTooLarge        ErrorCode = "payload_too_large"
-	ErrorCodeRateLimited            ErrorCode = "rate_limited"
-	ErrorCodeUnauthorized           ErrorCode = "unauthorized"
-	ErrorCodeUnavailable            ErrorCode = "unavailable"
-	ErrorCodeUnsupportedMediaType   ErrorCode = "unsupported_media_type"
-)
-
-// Valid indicates whether the value is a known member of the ErrorCode enum.
-func (e ErrorCode) Valid() bool {
-	switch e {
-	case ErrorCodeConflict:
-		return true
-	case ErrorCodeCursorExpired:
-		return true
-	case ErrorCodeGone:
-		return true
-	case ErrorCodeIdempotencyKeyInUse:
-		return true
-	case ErrorCodeIdempotencyKeyMismatch:
-		return true
-	case ErrorCodeInsufficientScope:
-		return true
-	case ErrorCodeInternal:
-		return true
-	case ErrorCodeInvalidRequest:
-		return true
-	case ErrorCodeMethodNotAllowed:
-		return true
-	case ErrorCodeNotFound:
-		return true
-	case ErrorCodePayloadTooLarge:
-		return true
-	case ErrorCodeRateLimited:
-		return true
-	case ErrorCodeUnauthorized:
-		return true
-	case ErrorCodeUnavailable:
-		return true
-	case ErrorCodeUnsupportedMediaType:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PetStatus.
 const (
 	Available PetStatus = "available"
@@ -99,12 +42,12 @@ func (e PetStatus) Valid() bool {
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type Error struct {
-	// Code Machine-readable error code; a stable set, only ever added to.
+	// Code Machine-readable error code, in snake_case. The set is only ever added to: it is deliberately not an `enum`, so that a generated client or a strict validator accepts the codes added later; treat a code you do not know by the HTTP status it came with. `x-extensible-enum` lists the codes answered today; the API's description says when each is sent.
 	//
 	// Example: not_found
-	Code ErrorCode `json:"code"`
+	Code string `json:"code"`
 
-	// Details On 400, one entry per bad field.
+	// Details On a 400 whose fault lies in named fields or parameters (a field of the body, a query parameter, `petId`, `Idempotency-Key`), one entry per bad one. Absent when the body or the query string cannot be read as a whole.
 	Details *[]FieldError `json:"details,omitempty"`
 
 	// Message Human-readable description.
@@ -113,11 +56,6 @@ type Error struct {
 	// Status The HTTP status code of the response.
 	Status int `json:"status"`
 }
-
-// ErrorCode Machine-readable error code; a stable set, only ever added to.
-//
-// Example: not_found
-type ErrorCode string
 
 // Event One change of an animal, as the change feed and webhooks give it.
 //
@@ -159,7 +97,7 @@ type Events = []Event
 //
 // Example: {"field":"petId","message":"Must be a whole number from 1 to 9223372036854775807."}
 type FieldError struct {
-	// Field The bad field or parameter, such as name or limit.
+	// Field The bad field or parameter, such as `name`, `limit`, `petId` or `Idempotency-Key`; for a query parameter the operation does not take, its name as sent.
 	Field   string `json:"field"`
 	Message string `json:"message"`
 }

@@ -304,7 +304,7 @@ func (p *partner) checkErrors(t *testing.T) {
 	if created.StatusCode() != http.StatusBadRequest || e == nil {
 		t.Fatalf("bad create: %d %s", created.StatusCode(), created.Body)
 	}
-	if e.Code != client.ErrorCodeInvalidRequest || e.Status != http.StatusBadRequest || e.Message == "" || e.Details == nil {
+	if e.Code != "invalid_request" || e.Status != http.StatusBadRequest || e.Message == "" || e.Details == nil {
 		t.Fatalf("bad create: error %+v", e)
 	}
 	fields := map[string]bool{}
@@ -319,7 +319,7 @@ func (p *partner) checkErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if missing.StatusCode() != http.StatusNotFound || missing.JSON404 == nil || missing.JSON404.Code != client.ErrorCodeNotFound {
+	if missing.StatusCode() != http.StatusNotFound || missing.JSON404 == nil || missing.JSON404.Code != "not_found" {
 		t.Errorf("missing pet: %d %s", missing.StatusCode(), missing.Body)
 	}
 
@@ -335,7 +335,7 @@ func (p *partner) checkErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refused.StatusCode() != http.StatusUnauthorized || refused.JSON401 == nil || refused.JSON401.Code != client.ErrorCodeUnauthorized ||
+	if refused.StatusCode() != http.StatusUnauthorized || refused.JSON401 == nil || refused.JSON401.Code != "unauthorized" ||
 		refused.Headers401 == nil || !strings.HasPrefix(refused.Headers401.WWWAuthenticate, "Bearer ") {
 		t.Errorf("wrong key: %d %s, headers %+v", refused.StatusCode(), refused.Body, refused.Headers401)
 	}
