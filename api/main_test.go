@@ -141,6 +141,13 @@ func checkAgainstOpenAPI(t *testing.T, req *http.Request, r response) {
 	matchReq := req.Clone(context.Background())
 	matchReq.URL.Scheme, matchReq.URL.Host = "http", specHost
 	route, params, err := specRouter.FindRoute(matchReq)
+	path := strings.TrimSuffix(strings.TrimPrefix(req.URL.Path, api.Prefix), "/") // Gin redirects /pets/ to /pets
+	if err == nil && strings.Count(route.Path, "/") != strings.Count(path, "/") {
+		// Gin routes by the decoded path, where /pets/1%2F2 is /pets/1/2
+		// and /pets/%2F%2F is /pets///, no operation's path; the
+		// document's router matches them to one.
+		err = routers.ErrPathNotFound
+	}
 	if err != nil {
 		// Not an operation of the API: 404 and 405 paths, probes. Every
 		// GET /v1/pets, GET /v1/pets/{x}, POST /v1/pets and GET /v1/events
@@ -163,6 +170,31 @@ func checkAgainstOpenAPI(t *testing.T, req *http.Request, r response) {
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
 		t.Errorf("%s %s -> %d does not match openapi.json: %v\nbody: %s", req.Method, req.URL.Path, r.Status, err, r.Body)
 	}
+	if doc := route.Operation.Responses.Status(r.Status); doc != nil {
+		for name := range r.Header {
+			if !framingHeaders[name] && !documentsHeader(doc.Value, name) {
+				t.Errorf("%s %s -> %d sends %s: %q, which openapi.json does not document on that answer", req.Method, req.URL.Path, r.Status, name, r.Header.Get(name))
+			}
+		}
+	}
+}
+
+// framingHeaders are the response headers the document need not list:
+// net/http's framing and date, the body's media type (the response's
+// content says it), and nosniff, which only browsers heed (the API's
+// description says every answer carries it).
+var framingHeaders = map[string]bool{"Content-Type": true, "Content-Length": true, "Date": true, "X-Content-Type-Options": true}
+
+// documentsHeader reports whether the response documents the header name
+// (header names are case-insensitive: the document writes ETag, net/http
+// Etag).
+func documentsHeader(res *openapi3.Response, name string) bool {
+	for documented := range res.Headers {
+		if strings.EqualFold(documented, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // wantError asserts an Error body with the given status and code.

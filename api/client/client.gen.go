@@ -117,6 +117,8 @@ type NewPet struct {
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
+	//
+	// Example: available
 	Status *PetStatus `json:"status,omitempty"`
 }
 
@@ -133,10 +135,14 @@ type Pet struct {
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
+	//
+	// Example: available
 	Status PetStatus `json:"status"`
 }
 
 // PetStatus Availability of the animal.
+//
+// Example: available
 type PetStatus string
 
 // Pets A page of animals, in ascending id order.
@@ -160,11 +166,6 @@ type BadRequest = Error
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type CursorExpired = Error
 
-// Gone The body of every error response.
-//
-// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
-type Gone = Error
-
 // IdempotencyKeyInUse The body of every error response.
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
@@ -179,11 +180,6 @@ type IdempotencyKeyMismatch = Error
 //
 // Example: {"code":"not_found","message":"No pet has id 42.","status":404}
 type InsufficientScope = Error
-
-// NotFound The body of every error response.
-//
-// Example: {"code":"not_found","message":"No pet has id 42.","status":404}
-type NotFound = Error
 
 // PayloadTooLarge The body of every error response.
 //
@@ -832,52 +828,68 @@ type ClientWithResponsesInterface interface {
 
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
+	CacheControl    string
 	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListEventsResponse400Headers the declared response headers of an HTTP 400 response for ListEvents
 type ListEventsResponse400Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListEventsResponse401Headers the declared response headers of an HTTP 401 response for ListEvents
 type ListEventsResponse401Headers struct {
+	CacheControl    string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListEventsResponse403Headers the declared response headers of an HTTP 403 response for ListEvents
 type ListEventsResponse403Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListEventsResponse410Headers the declared response headers of an HTTP 410 response for ListEvents
 type ListEventsResponse410Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListEventsResponse429Headers the declared response headers of an HTTP 429 response for ListEvents
 type ListEventsResponse429Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	RetryAfter      int
+	XRequestId      string
 }
 
 // ListEventsResponse500Headers the declared response headers of an HTTP 500 response for ListEvents
 type ListEventsResponse500Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
 type ListEventsResponse503Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 type ListEventsResponse struct {
@@ -988,54 +1000,71 @@ func (r ListEventsResponse) ContentType() string {
 
 // ListPetsResponse200Headers the declared response headers of an HTTP 200 response for ListPets
 type ListPetsResponse200Headers struct {
+	CacheControl    string
 	ETag            string
 	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListPetsResponse304Headers the declared response headers of an HTTP 304 response for ListPets
 type ListPetsResponse304Headers struct {
+	CacheControl    string
 	ETag            string
+	Link            *string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListPetsResponse400Headers the declared response headers of an HTTP 400 response for ListPets
 type ListPetsResponse400Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListPetsResponse401Headers the declared response headers of an HTTP 401 response for ListPets
 type ListPetsResponse401Headers struct {
+	CacheControl    string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListPetsResponse403Headers the declared response headers of an HTTP 403 response for ListPets
 type ListPetsResponse403Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // ListPetsResponse429Headers the declared response headers of an HTTP 429 response for ListPets
 type ListPetsResponse429Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	RetryAfter      int
+	XRequestId      string
 }
 
 // ListPetsResponse500Headers the declared response headers of an HTTP 500 response for ListPets
 type ListPetsResponse500Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // ListPetsResponse503Headers the declared response headers of an HTTP 503 response for ListPets
 type ListPetsResponse503Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 type ListPetsResponse struct {
@@ -1139,72 +1168,94 @@ func (r ListPetsResponse) ContentType() string {
 
 // CreatePetResponse201Headers the declared response headers of an HTTP 201 response for CreatePet
 type CreatePetResponse201Headers struct {
+	CacheControl       string
 	IdempotentReplayed *string
 	Location           *string
 	RateLimit          *string
 	RateLimitPolicy    *string
+	XRequestId         string
 }
 
 // CreatePetResponse400Headers the declared response headers of an HTTP 400 response for CreatePet
 type CreatePetResponse400Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreatePetResponse401Headers the declared response headers of an HTTP 401 response for CreatePet
 type CreatePetResponse401Headers struct {
+	CacheControl    string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // CreatePetResponse403Headers the declared response headers of an HTTP 403 response for CreatePet
 type CreatePetResponse403Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // CreatePetResponse409Headers the declared response headers of an HTTP 409 response for CreatePet
 type CreatePetResponse409Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	RetryAfter      int
+	XRequestId      string
 }
 
 // CreatePetResponse413Headers the declared response headers of an HTTP 413 response for CreatePet
 type CreatePetResponse413Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreatePetResponse415Headers the declared response headers of an HTTP 415 response for CreatePet
 type CreatePetResponse415Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreatePetResponse422Headers the declared response headers of an HTTP 422 response for CreatePet
 type CreatePetResponse422Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreatePetResponse429Headers the declared response headers of an HTTP 429 response for CreatePet
 type CreatePetResponse429Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
 	RetryAfter      int
+	XRequestId      string
 }
 
 // CreatePetResponse500Headers the declared response headers of an HTTP 500 response for CreatePet
 type CreatePetResponse500Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 // CreatePetResponse503Headers the declared response headers of an HTTP 503 response for CreatePet
 type CreatePetResponse503Headers struct {
+	CacheControl    string
 	RateLimit       *string
 	RateLimitPolicy *string
+	XRequestId      string
 }
 
 type CreatePetResponse struct {
@@ -1342,70 +1393,115 @@ func (r CreatePetResponse) ContentType() string {
 
 // GetPetResponse200Headers the declared response headers of an HTTP 200 response for GetPet
 type GetPetResponse200Headers struct {
-	Deprecation     *string
+	CacheControl    string
+	Deprecation     string
 	ETag            string
-	Link            *string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
-	Sunset          *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse304Headers the declared response headers of an HTTP 304 response for GetPet
 type GetPetResponse304Headers struct {
-	Deprecation     *string
+	CacheControl    string
+	Deprecation     string
 	ETag            string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
-	Sunset          *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse400Headers the declared response headers of an HTTP 400 response for GetPet
 type GetPetResponse400Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse401Headers the declared response headers of an HTTP 401 response for GetPet
 type GetPetResponse401Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
+	Sunset          string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // GetPetResponse403Headers the declared response headers of an HTTP 403 response for GetPet
 type GetPetResponse403Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
 	WWWAuthenticate string
+	XRequestId      string
 }
 
 // GetPetResponse404Headers the declared response headers of an HTTP 404 response for GetPet
 type GetPetResponse404Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse410Headers the declared response headers of an HTTP 410 response for GetPet
 type GetPetResponse410Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse429Headers the declared response headers of an HTTP 429 response for GetPet
 type GetPetResponse429Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
 	RetryAfter      int
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse500Headers the declared response headers of an HTTP 500 response for GetPet
 type GetPetResponse500Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
+	XRequestId      string
 }
 
 // GetPetResponse503Headers the declared response headers of an HTTP 503 response for GetPet
 type GetPetResponse503Headers struct {
+	CacheControl    string
+	Deprecation     string
+	Link            string
 	RateLimit       *string
 	RateLimitPolicy *string
+	Sunset          string
+	XRequestId      string
 }
 
 type GetPetResponse struct {
@@ -1414,21 +1510,21 @@ type GetPetResponse struct {
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Pet
 	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
+	JSON400 *Error
 	// JSON401 the response for an HTTP 401 `application/json` response
-	JSON401 *Unauthorized
+	JSON401 *Error
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *InsufficientScope
+	JSON403 *Error
 	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
+	JSON404 *Error
 	// JSON410 the response for an HTTP 410 `application/json` response
-	JSON410 *Gone
+	JSON410 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
-	JSON429 *TooManyRequests
+	JSON429 *Error
 	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *ServerError
+	JSON500 *Error
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Unavailable
+	JSON503 *Error
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPetResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -1457,42 +1553,42 @@ func (r GetPetResponse) GetJSON200() *Pet {
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetPetResponse) GetJSON400() *BadRequest {
+func (r GetPetResponse) GetJSON400() *Error {
 	return r.JSON400
 }
 
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
-func (r GetPetResponse) GetJSON401() *Unauthorized {
+func (r GetPetResponse) GetJSON401() *Error {
 	return r.JSON401
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r GetPetResponse) GetJSON403() *InsufficientScope {
+func (r GetPetResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetPetResponse) GetJSON404() *NotFound {
+func (r GetPetResponse) GetJSON404() *Error {
 	return r.JSON404
 }
 
 // GetJSON410 returns the response for an HTTP 410 `application/json` response
-func (r GetPetResponse) GetJSON410() *Gone {
+func (r GetPetResponse) GetJSON410() *Error {
 	return r.JSON410
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetPetResponse) GetJSON429() *TooManyRequests {
+func (r GetPetResponse) GetJSON429() *Error {
 	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetPetResponse) GetJSON500() *ServerError {
+func (r GetPetResponse) GetJSON500() *Error {
 	return r.JSON500
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetPetResponse) GetJSON503() *Unavailable {
+func (r GetPetResponse) GetJSON503() *Error {
 	return r.JSON503
 }
 
@@ -1677,6 +1773,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("Link"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1698,9 +1801,23 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListEventsResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1714,20 +1831,48 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListEventsResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ListEventsResponse403Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1749,9 +1894,23 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.WWWAuthenticate = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 410:
 		var headers ListEventsResponse410Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1766,9 +1925,23 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListEventsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1790,9 +1963,23 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListEventsResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1806,10 +1993,24 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1823,6 +2024,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	}
@@ -1901,6 +2109,13 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPetsResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1929,9 +2144,23 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPetsResponse304Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1939,6 +2168,13 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1952,10 +2188,24 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListPetsResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1969,10 +2219,24 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers ListPetsResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -1980,9 +2244,23 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.WWWAuthenticate = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers ListPetsResponse403Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2004,9 +2282,23 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.WWWAuthenticate = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListPetsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2028,9 +2320,23 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ListPetsResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2044,10 +2350,24 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListPetsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2061,6 +2381,13 @@ func ParseListPetsResponse(rsp *http.Response) (*ListPetsResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	}
@@ -2164,6 +2491,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 	switch {
 	case rsp.StatusCode == 201:
 		var headers CreatePetResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2192,9 +2526,23 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers201 = &headers
 	case rsp.StatusCode == 400:
 		var headers CreatePetResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2208,20 +2556,48 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers CreatePetResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreatePetResponse403Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2243,9 +2619,23 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.WWWAuthenticate = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers CreatePetResponse409Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2266,10 +2656,24 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers409 = &headers
 	case rsp.StatusCode == 413:
 		var headers CreatePetResponse413Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2283,10 +2687,24 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers413 = &headers
 	case rsp.StatusCode == 415:
 		var headers CreatePetResponse415Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2300,10 +2718,24 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers415 = &headers
 	case rsp.StatusCode == 422:
 		var headers CreatePetResponse422Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2318,9 +2750,23 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers422 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreatePetResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2342,9 +2788,23 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers CreatePetResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2358,10 +2818,24 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers CreatePetResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2375,6 +2849,13 @@ func ParseCreatePetResponse(rsp *http.Response) (*CreatePetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	}
@@ -2407,56 +2888,56 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Unauthorized
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest InsufficientScope
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
-		var dest Gone
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON410 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
-		var dest TooManyRequests
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest ServerError
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Unavailable
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -2467,12 +2948,19 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPetResponse200Headers
-		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Deprecation = &value
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -2483,10 +2971,10 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 		}
 		if values := rsp.Header.Values("Link"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Link = &value
+			headers.Link = value
 		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
@@ -2504,20 +2992,34 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Sunset = &value
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetPetResponse304Headers
-		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Deprecation = &value
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -2526,6 +3028,13 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2542,14 +3051,42 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 		}
 		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.Sunset = &value
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetPetResponse400Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2563,20 +3100,90 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 401:
 		var headers GetPetResponse401Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.WWWAuthenticate = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers GetPetResponse403Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2590,6 +3197,13 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
 		}
 		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
 			var value string
@@ -2598,9 +3212,37 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.WWWAuthenticate = value
 		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers403 = &headers
 	case rsp.StatusCode == 404:
 		var headers GetPetResponse404Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2614,10 +3256,45 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 410:
 		var headers GetPetResponse410Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2632,9 +3309,44 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.RateLimitPolicy = &value
 		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers410 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPetResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2656,9 +3368,44 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 			}
 			headers.RetryAfter = value
 		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
 		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers GetPetResponse500Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2672,10 +3419,45 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPetResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = value
+		}
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -2689,6 +3471,20 @@ func ParseGetPetResponse(rsp *http.Response) (*GetPetResponse, error) {
 				return nil, err
 			}
 			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
 		}
 		response.Headers503 = &headers
 	}

@@ -263,8 +263,8 @@ func (p *partner) checkConditionalList(t *testing.T) {
 }
 
 // checkGetPet fetches pet from the deprecated endpoint: the deprecation,
-// the sunset and the successor reach the caller as parsed headers, on 200
-// and on 304 alike.
+// the sunset and the successor reach the caller as parsed headers, on 200,
+// on 304 and on an error alike, as do the request id and the caching rule.
 func (p *partner) checkGetPet(t *testing.T, pet client.Pet) {
 	res, err := p.c.GetPetWithResponse(t.Context(), pet.Id, nil)
 	if err != nil {
@@ -277,11 +277,9 @@ func (p *partner) checkGetPet(t *testing.T, pet client.Pet) {
 		t.Errorf("got %+v, want %+v", *res.JSON200, pet)
 	}
 	h := res.Headers200
-	wantDeprecation := "@" + strconv.FormatInt(api.DeprecatedAt.Unix(), 10)
-	const wantSunset, wantLink = "Thu, 05 Dec 2030 00:00:00 GMT", `</v1/pets>; rel="successor-version"`
-	if deref(h.Deprecation) != wantDeprecation || deref(h.Sunset) != wantSunset || deref(h.Link) != wantLink || h.ETag == "" {
-		t.Errorf("headers: Deprecation %q Sunset %q Link %q ETag %q; want %q, %q, %q and an ETag",
-			deref(h.Deprecation), deref(h.Sunset), deref(h.Link), h.ETag, wantDeprecation, wantSunset, wantLink)
+	want := deprecation{"@" + strconv.FormatInt(api.DeprecatedAt.Unix(), 10), "Thu, 05 Dec 2030 00:00:00 GMT", `</v1/pets>; rel="successor-version"`}
+	if got := (deprecation{h.Deprecation, h.Sunset, h.Link}); got != want || h.ETag == "" || h.XRequestId == "" || h.CacheControl != "private, no-cache" {
+		t.Errorf("200 headers %+v; want %+v, an ETag, a request id and private, no-cache", h, want)
 	}
 	res, err = p.c.GetPetWithResponse(t.Context(), pet.Id, &client.GetPetParams{IfNoneMatch: &h.ETag})
 	if err != nil {
@@ -290,14 +288,27 @@ func (p *partner) checkGetPet(t *testing.T, pet client.Pet) {
 	if res.StatusCode() != http.StatusNotModified || res.Headers304 == nil {
 		t.Fatalf("get %d with If-None-Match: %d %s", pet.Id, res.StatusCode(), res.Body)
 	}
-	if deref(res.Headers304.Deprecation) != wantDeprecation || deref(res.Headers304.Sunset) != wantSunset {
-		t.Errorf("304 headers: Deprecation %q Sunset %q", deref(res.Headers304.Deprecation), deref(res.Headers304.Sunset))
+	if h := res.Headers304; (deprecation{h.Deprecation, h.Sunset, h.Link}) != want || h.ETag == "" {
+		t.Errorf("304 headers %+v; want %+v and the ETag", h, want)
+	}
+	res, err = p.c.GetPetWithResponse(t.Context(), 1<<62, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != http.StatusNotFound || res.Headers404 == nil || res.JSON404 == nil || res.JSON404.Code != "not_found" {
+		t.Fatalf("get a missing pet: %d %s", res.StatusCode(), res.Body)
+	}
+	if h := res.Headers404; (deprecation{h.Deprecation, h.Sunset, h.Link}) != want || h.XRequestId == "" || h.CacheControl != "no-store" {
+		t.Errorf("404 headers %+v; want %+v, a request id and no-store", h, want)
 	}
 }
 
+// deprecation is what every answer of getPet says of its deprecation.
+type deprecation struct{ deprecation, sunset, link string }
+
 // checkErrors reads error answers through the client's Error type: a bad
-// create (400 with the bad fields), a missing pet (404) and a wrong key
-// (401 with its challenge).
+// create (400 with the bad fields), a list with a parameter it does not
+// take (400 naming it) and a wrong key (401 with its challenge).
 func (p *partner) checkErrors(t *testing.T) {
 	created := p.create(t, client.NewPet{Name: "  ", CategoryId: 0}, "")
 	e := created.JSON400
@@ -315,12 +326,21 @@ func (p *partner) checkErrors(t *testing.T) {
 		t.Errorf("bad create: details %+v, want a message for name and for categoryId", *e.Details)
 	}
 
-	missing, err := p.c.GetPetWithResponse(t.Context(), 1<<62, nil)
+	// The generated client sends only the document's parameters; one
+	// added by hand, misspelt, is refused rather than ignored.
+	typo := func(_ context.Context, req *http.Request) error {
+		q := req.URL.Query()
+		q.Set("stauts", "sold")
+		req.URL.RawQuery = q.Encode()
+		return nil
+	}
+	listed, err := p.c.ListPetsWithResponse(t.Context(), nil, typo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if missing.StatusCode() != http.StatusNotFound || missing.JSON404 == nil || missing.JSON404.Code != "not_found" {
-		t.Errorf("missing pet: %d %s", missing.StatusCode(), missing.Body)
+	if e := listed.JSON400; listed.StatusCode() != http.StatusBadRequest || e == nil || e.Code != "invalid_request" ||
+		e.Details == nil || len(*e.Details) != 1 || (*e.Details)[0].Field != "stauts" {
+		t.Errorf("list with ?stauts=sold: %d %s, want 400 naming stauts", listed.StatusCode(), listed.Body)
 	}
 
 	stranger, err := client.NewClientWithResponses(p.base.String()+"/v1", client.WithRequestEditorFn(
@@ -339,11 +359,4 @@ func (p *partner) checkErrors(t *testing.T) {
 		refused.Headers401 == nil || !strings.HasPrefix(refused.Headers401.WWWAuthenticate, "Bearer ") {
 		t.Errorf("wrong key: %d %s, headers %+v", refused.StatusCode(), refused.Body, refused.Headers401)
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return "<none>"
-	}
-	return *s
 }
