@@ -88,14 +88,23 @@ func (a *API) Register(r gin.IRouter) {
 	r.GET("/readyz", a.readyz)
 
 	v1 := r.Group(Prefix, apiHeaders)
-	v1.GET("/openapi.json", a.openAPI)
-	v1.GET("/pets", a.require(models.ScopePetsRead), a.listPets)
+	get(v1, "/openapi.json", a.openAPI)
+	get(v1, "/pets", a.require(models.ScopePetsRead), a.listPets)
 	v1.POST("/pets", a.require(models.ScopePetsWrite), a.createPet)
-	v1.GET("/events", a.require(models.ScopePetsRead), a.listEvents)
+	get(v1, "/events", a.require(models.ScopePetsRead), a.listEvents)
 	// Deprecation headers come before authentication so that every
 	// response of this route, errors included, carries them; the calls
 	// are counted by key once authentication has run.
-	v1.GET("/pets/:petId", a.deprecated, a.countDeprecatedCall, a.require(models.ScopePetsRead), a.getPet)
+	get(v1, "/pets/:petId", a.deprecated, a.countDeprecatedCall, a.require(models.ScopePetsRead), a.getPet)
+}
+
+// get mounts a GET route and its HEAD twin, the same handlers: RFC 9110
+// (section 9.3.2) expects HEAD wherever GET works, with the status and
+// headers GET would answer, and net/http sends no body for HEAD. Every GET
+// route of the API is mounted through it.
+func get(r gin.IRoutes, path string, handlers ...gin.HandlerFunc) {
+	r.GET(path, handlers...)
+	r.HEAD(path, handlers...)
 }
 
 // IsAPIPath reports whether a request path belongs to the API (and so gets

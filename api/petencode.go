@@ -23,11 +23,12 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &
 const maxPooledBody = 64 << 10
 
 // sendBody answers status with the JSON body b, a newline added, built in
-// the pooled buffer bp, and returns the buffer to the pool. A GET's 200
-// carries an ETag and may be answered 304 instead (conditional).
+// the pooled buffer bp, and returns the buffer to the pool. A GET's (or
+// HEAD's) 200 carries an ETag and may be answered 304 instead
+// (conditional).
 func sendBody(c *gin.Context, status int, bp *[]byte, b []byte) {
 	b = append(b, '\n')
-	if status != http.StatusOK || c.Request.Method != http.MethodGet || !conditional(c, b) {
+	if status != http.StatusOK || (c.Request.Method != http.MethodGet && c.Request.Method != http.MethodHead) || !conditional(c, b) {
 		writeBody(c, status, b)
 	}
 	putBody(bp, b)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,10 +36,10 @@ func TestErrorRoutes(t *testing.T) {
 			{"categories are not this service", "GET", "/v1/categories", true, 404, models.CodeNotFound, ""},
 			{"orders outside /v1", "GET", "/store/orders", false, 404, models.CodeNotFound, ""},
 			{"unknown root path", "GET", "/nope", false, 404, models.CodeNotFound, ""},
-			{"PUT on the collection", "PUT", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, POST"},
-			{"DELETE on the collection", "DELETE", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, POST"},
-			{"DELETE on a pet", "DELETE", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET"},
-			{"POST on a pet", "POST", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET"},
+			{"PUT on the collection", "PUT", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, HEAD, POST"},
+			{"DELETE on the collection", "DELETE", "/v1/pets", true, 405, httpcode.MethodNotAllowed, "GET, HEAD, POST"},
+			{"DELETE on a pet", "DELETE", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET, HEAD"},
+			{"POST on a pet", "POST", "/v1/pets/1", true, 405, httpcode.MethodNotAllowed, "GET, HEAD"},
 			{"recovered panic", "GET", "/test/panic", false, 500, models.CodeInternal, ""},
 		}
 		for _, tt := range tests {
@@ -54,6 +55,75 @@ func TestErrorRoutes(t *testing.T) {
 				}
 				if bytes.Contains(r.Body, []byte("boom")) || bytes.Contains(r.Body, []byte("goroutine")) || bytes.Contains(r.Body, []byte(".go:")) {
 					t.Errorf("body leaks internals: %s", r.Body)
+				}
+			})
+		}
+	})
+}
+
+// HEAD works wherever GET does, on every GET route of /v1: the status and
+// headers GET answers, and no body (RFC 9110 section 9.3.2).
+func TestHead(t *testing.T) {
+	t.Parallel()
+	h, err := server.New(context.Background(), server.Deps{Store: modelstest.Open(t, models.DriverSQLite)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heads := map[string]bool{}
+	for _, r := range h.Routes() {
+		heads[r.Method+" "+r.Path] = true
+	}
+	for _, r := range h.Routes() {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.Path, "/v1/") && !heads["HEAD "+r.Path] {
+			t.Errorf("GET %s has no HEAD: mount it with get (api.go)", r.Path)
+		}
+	}
+
+	forEach(t, func(t *testing.T, e *env) {
+		var id string
+		for i := range 40 { // a page over net/http's 2 KiB buffer states its length itself
+			id = strconv.FormatInt(decodePet(t, e.post(fmt.Sprintf(`{"name":"Pet %d","categoryId":1}`, i)), http.StatusCreated).ID, 10)
+		}
+		etag := func(path string) map[string]string {
+			h := e.authHeader()
+			h["If-None-Match"] = e.get(path).Header.Get("ETag")
+			return h
+		}
+		tests := []struct {
+			name, path string
+			headers    map[string]string
+			status     int
+		}{
+			{"a page with a next one", "/v1/pets?limit=2", e.authHeader(), 200},
+			{"a page over 2 KiB", "/v1/pets?limit=100", e.authHeader(), 200},
+			{"an unchanged page", "/v1/pets?limit=2", etag("/v1/pets?limit=2"), 304},
+			{"a bad list", "/v1/pets?stauts=sold", e.authHeader(), 400},
+			{"no key", "/v1/pets", nil, 401},
+			{"a pet", "/v1/pets/" + id, e.authHeader(), 200},
+			{"an unchanged pet", "/v1/pets/" + id, etag("/v1/pets/" + id), 304},
+			{"no such pet", "/v1/pets/987654321", e.authHeader(), 404},
+			{"the change feed", "/v1/events?limit=2", e.authHeader(), 200},
+			{"the document", "/v1/openapi.json", nil, 200},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				get := e.do("GET", tt.path, tt.headers, "")
+				head := e.do("HEAD", tt.path, tt.headers, "")
+				if get.Status != tt.status || head.Status != tt.status {
+					t.Fatalf("GET %d, HEAD %d; want %d", get.Status, head.Status, tt.status)
+				}
+				if len(head.Body) != 0 {
+					t.Errorf("HEAD has a body: %q", head.Body)
+				}
+				for _, hs := range []http.Header{get.Header, head.Header} {
+					hs.Del("Date")
+					hs.Del("X-Request-Id")
+				}
+				if fmt.Sprint(head.Header) != fmt.Sprint(get.Header) {
+					t.Errorf("HEAD headers\n%v\nGET headers\n%v", head.Header, get.Header)
+				}
+				if tt.status == 200 && head.Header.Get("Content-Length") != strconv.Itoa(len(get.Body)) {
+					t.Errorf("HEAD Content-Length %q, GET body %d bytes", head.Header.Get("Content-Length"), len(get.Body))
 				}
 			})
 		}

@@ -101,7 +101,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 // (serve): partner API keys must not read runtime, pool and console-route
 // counters.
 func routes(r *gin.Engine, a *api.API, console *web.Web, testRoutes func(gin.IRoutes)) {
-	a.Register(r)       // GET /healthz, /readyz; /v1: GET openapi.json, GET and POST pets, GET pets/:petId
+	a.Register(r)       // GET /healthz, /readyz; /v1: GET and HEAD openapi.json, pets, pets/:petId and events; POST pets
 	console.Register(r) // GET /; GET and HEAD /static/*file; /admin: sign-in, pets, API keys, webhooks, users, audit
 	if testRoutes != nil {
 		testRoutes(r)
