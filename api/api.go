@@ -123,10 +123,14 @@ func apiHeaders(c *gin.Context) {
 
 // NoRoute answers unknown paths: 401 first under /v1 when the request is
 // not authenticated (so the API's shape is not revealed to strangers), else
-// 404 with the Error body.
+// 404 with the Error body. A CORS preflight gets refusePreflight's answer.
 func (a *API) NoRoute(c *gin.Context) {
 	if IsAPIPath(c.Request.URL.Path) {
 		apiHeaders(c)
+		if isPreflight(c.Request) {
+			a.refusePreflight(c)
+			return
+		}
 		if a.authenticate(c); c.IsAborted() {
 			return
 		}
@@ -135,10 +139,15 @@ func (a *API) NoRoute(c *gin.Context) {
 }
 
 // NoMethod answers a known path with a method it does not allow (Gin has
-// already set the Allow header): 401 first under /v1, else 405.
+// already set the Allow header): 401 first under /v1, else 405. A CORS
+// preflight gets refusePreflight's answer.
 func (a *API) NoMethod(c *gin.Context) {
 	if IsAPIPath(c.Request.URL.Path) {
 		apiHeaders(c)
+		if isPreflight(c.Request) {
+			a.refusePreflight(c)
+			return
+		}
 		if a.authenticate(c); c.IsAborted() {
 			return
 		}

@@ -30,6 +30,9 @@ const (
 	Gone                 models.Code = "gone"
 	PayloadTooLarge      models.Code = "payload_too_large"
 	UnsupportedMediaType models.Code = "unsupported_media_type"
+	// CORSNotSupported refuses a browser's CORS preflight: the API is for
+	// servers, and answers no cross-origin request from a web page.
+	CORSNotSupported models.Code = "cors_not_supported"
 	// Forbidden is the console's refusal of a form that fails its CSRF
 	// check, or of a request the member's role does not allow; the API
 	// never answers it.
@@ -47,6 +50,7 @@ var statuses = map[models.Code]int{
 	Gone:                      http.StatusGone,
 	PayloadTooLarge:           http.StatusRequestEntityTooLarge,
 	UnsupportedMediaType:      http.StatusUnsupportedMediaType,
+	CORSNotSupported:          http.StatusForbidden,
 	models.CodeRateLimited:    http.StatusTooManyRequests,
 	models.CodeInternal:       http.StatusInternalServerError,
 	models.CodeUnavailable:    http.StatusServiceUnavailable,

@@ -28,6 +28,7 @@ func TestStatus(t *testing.T) {
 		{httpcode.Gone, http.StatusGone},
 		{httpcode.PayloadTooLarge, http.StatusRequestEntityTooLarge},
 		{httpcode.UnsupportedMediaType, http.StatusUnsupportedMediaType},
+		{httpcode.CORSNotSupported, http.StatusForbidden},
 		{models.CodeRateLimited, http.StatusTooManyRequests},
 		{models.CodeInternal, http.StatusInternalServerError},
 		{models.CodeUnavailable, http.StatusServiceUnavailable},
