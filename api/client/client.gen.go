@@ -106,7 +106,7 @@ type FieldError struct {
 //
 // Example: {"categoryId":1,"name":"Rex","status":"available"}
 type NewPet struct {
-	// CategoryId Identifier of the category the animal belongs to.
+	// CategoryId Identifier of the category the animal belongs to. It is a 64-bit integer up to 9223372036854775807 (2^63 - 1), beyond what a JavaScript number holds exactly (2^53 - 1, 9007199254740991): `JSON.parse` rounds 9223372036854775807 to 9223372036854776000, and so does the interactive reference at `/docs`. A JavaScript client that may meet such values must parse and write them as BigInt; the partner guide (docs/partners.md) shows how with openapi-fetch.
 	//
 	// Example: 1
 	CategoryId int64 `json:"categoryId"`
@@ -126,6 +126,9 @@ type NewPet struct {
 //
 // Example: {"categoryId":1,"id":42,"name":"Rex","status":"available"}
 type Pet struct {
+	// CategoryId Identifier of the category the animal belongs to, as it was sent. It is a 64-bit integer up to 9223372036854775807 (2^63 - 1), beyond what a JavaScript number holds exactly (2^53 - 1, 9007199254740991): `JSON.parse` rounds 9223372036854775807 to 9223372036854776000, and so does the interactive reference at `/docs`. A JavaScript client that may meet such values must parse and write them as BigInt; the partner guide (docs/partners.md) shows how with openapi-fetch.
+	//
+	// Example: 1
 	CategoryId int64 `json:"categoryId"`
 
 	// Id Assigned by the service on creation.
