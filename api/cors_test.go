@@ -23,7 +23,7 @@ func TestCORSPreflight(t *testing.T) {
 		preflight := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "GET",
 			"Access-Control-Request-Headers": "authorization"}
 		var first []byte
-		for _, path := range []string{"/v1/pets", "/v1/pets/1", "/v1/openapi.json", "/v1/no-such-path", "/v1"} {
+		for _, path := range []string{"/v1/pets", "/v1/pets/1", "/v1/openapi.json", "/v1/events", "/v1/no-such-path", "/v1"} {
 			for _, auth := range []bool{false, true} {
 				h := map[string]string{}
 				for k, v := range preflight {

@@ -236,6 +236,7 @@ func TestUnknownQueryParameters(t *testing.T) {
 			{"getPet", "GET", pet + "?status=available", nil, "", "status"},
 			{"getPet, a bare name", "GET", pet + "?fields", nil, "", "fields"},
 			{"createPet", "POST", "/v1/pets?status=pending", jsonType, `{"name":"Tom","categoryId":1}`, "status"},
+			{"the change feed", "GET", "/v1/events?limit=5&type=pet.created", nil, "", "type"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {

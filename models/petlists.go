@@ -137,7 +137,7 @@ func (v *validation) unknownParams(params url.Values, takes string, known ...str
 	}
 	slices.Sort(unknown)
 	for _, name := range unknown {
-		v.add(name, fmt.Sprintf("Unknown query parameter %q: %s.", name, takes))
+		v.add(name, fmt.Sprintf("Unknown parameter %q: %s.", name, takes))
 	}
 }
 
