@@ -34,7 +34,7 @@ func testGaleraFeedNodeLoss(t *testing.T, g *galeraSite) {
 	follower := startFeedFollower(t, g.feedClient(g.a), "/v1/events?limit=1000&wait=5", true)
 	load := startGaleraFeedLoad(t, g, log)
 	t.Cleanup(load.end)
-	load.waitAcked(t, "A", 600, "changes through A with A and B on different nodes")
+	load.waitAcked(t, "A", 1000, "changes through A with A and B on different nodes")
 
 	killed := n1.kill(t)
 	g.proxy.waitServer(t, frontendA, n1.name, "DOWN", 30*time.Second)
@@ -45,7 +45,7 @@ func testGaleraFeedNodeLoss(t *testing.T, g *galeraSite) {
 	g.proxy.waitServer(t, frontendA, n1.name, "UP", 30*time.Second)
 	load.waitAcked(t, "A", 200, "changes through A with node1 back")
 	load.end()
-	load.checkWrong(t)
+	load.checkWrong(t, g.a, g.b)
 
 	for _, n := range g.cluster.nodes {
 		n.waitSynced(t, time.Minute)
@@ -100,14 +100,25 @@ func (l *galeraFeedLoad) noteWrong(format string, args ...any) {
 	}
 }
 
-// checkWrong fails the test if any write got an answer it should not.
-func (l *galeraFeedLoad) checkWrong(t *testing.T) {
+// checkWrong fails the test if any write got an answer it should not,
+// with the causes the instances logged for their 5xx other than 503.
+func (l *galeraFeedLoad) checkWrong(t *testing.T, instances ...*testkit.Instance) {
 	l.wrongMu.Lock()
 	defer l.wrongMu.Unlock()
 	testkit.Figure(t, "galera_feed_writes_answered_wrongly", float64(l.wrongN), "answers")
-	if l.wrongN > 0 {
-		t.Errorf("%d writes were answered other than with success or 503 (409 while a key is held), such as:\n%s", l.wrongN, strings.Join(l.wrong, "\n"))
+	if l.wrongN == 0 {
+		return
 	}
+	var causes []string
+	for _, inst := range instances {
+		for line := range strings.Lines(inst.Stderr.String()) {
+			if strings.Contains(line, "level=ERROR") && strings.Contains(line, " status=50") && !strings.Contains(line, " status=503") && len(causes) < 5 {
+				causes = append(causes, inst.Name+": "+strings.TrimSpace(line))
+			}
+		}
+	}
+	t.Errorf("%d writes were answered other than with success or 503 (409 while a key is held), such as:\n%s\nlogged:\n%s",
+		l.wrongN, strings.Join(l.wrong, "\n"), strings.Join(causes, "\n"))
 }
 
 func startGaleraFeedLoad(t *testing.T, g *galeraSite, log *changeLog) *galeraFeedLoad {
@@ -122,14 +133,14 @@ func startGaleraFeedLoad(t *testing.T, g *galeraSite, log *changeLog) *galeraFee
 	if len(l.pool) != 6 {
 		t.FailNow()
 	}
-	// Per instance: two creators with keys, one without, and a console.
-	for w := range 8 {
+	// Per instance: three creators with keys, one without, and a console.
+	for w := range 10 {
 		inst, name := g.a, "A"
 		if w%2 == 1 {
 			inst, name = g.b, "B"
 		}
-		if w < 6 {
-			keyed := w < 4
+		if w < 8 {
+			keyed := w < 6
 			c := g.feedClient(inst)
 			c.HTTP.Transport = &http.Transport{MaxIdleConnsPerHost: 1}
 			l.wg.Go(func() {
