@@ -82,8 +82,8 @@ type loggedState struct {
 type changeLog struct {
 	mu     sync.Mutex
 	states map[int64]map[int64]loggedState
-	// clashes are two different states shown for one version: a bug of
-	// the writers, or of the test.
+	// clashes are two different states shown for one version: the
+	// product gave one version two states, or the test misread an answer.
 	clashes []string
 }
 
