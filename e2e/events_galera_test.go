@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,11 +33,31 @@ import (
 // was answered at that version, and every pet answered is stored.
 func testGaleraFeedNodeLoss(t *testing.T, g *galeraSite) {
 	n1 := g.cluster.nodes[0]
+	// The instances keep their pooled connections where an earlier
+	// failover left them (HAProxy does not move sessions back to a node
+	// that returns): end those on backup nodes, as an operator would, so
+	// that A writes through node1 and B through node2.
+	for _, server := range []string{frontendA + "/node2", frontendA + "/node3", frontendB + "/node3", frontendB + "/node1"} {
+		if out := strings.TrimSpace(haproxyCommand(t, g.proxy, "shutdown sessions server "+server)); out != "" {
+			t.Fatalf("haproxy: shutdown sessions server %s: %s", server, out)
+		}
+	}
 	log := newChangeLog()
 	follower := startFeedFollower(t, g.feedClient(g.a), "/v1/events?limit=1000&wait=5", true)
 	load := startGaleraFeedLoad(t, g, log)
 	t.Cleanup(load.end)
 	load.waitAcked(t, "A", 1000, "changes through A with A and B on different nodes")
+	sessions := frontendSessions(t, g.proxy)
+	for _, server := range []string{frontendA + "/node1", frontendB + "/node2"} {
+		if sessions[server] == 0 {
+			t.Errorf("HAProxy holds no session on %s: A and B do not write through different nodes (%v)", server, sessions)
+		}
+	}
+	for server, n := range sessions {
+		if n > 0 && server != frontendA+"/node1" && server != frontendB+"/node2" {
+			t.Errorf("HAProxy holds %d sessions on %s: A and B do not write through node1 and node2 alone (%v)", n, server, sessions)
+		}
+	}
 
 	killed := n1.kill(t)
 	g.proxy.waitServer(t, frontendA, n1.name, "DOWN", 30*time.Second)
@@ -259,4 +282,47 @@ func (l *galeraFeedLoad) end() {
 		close(l.stop)
 	}
 	l.wg.Wait()
+}
+
+// haproxyCommand sends one command to HAProxy's admin socket and returns
+// its answer.
+func haproxyCommand(t *testing.T, h *haproxy, cmd string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("unix", h.socket, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.WriteString(conn, cmd+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("haproxy %q: %v", cmd, err)
+	}
+	return string(b)
+}
+
+// frontendSessions returns how many sessions HAProxy holds open to each
+// node for each frontend ("petstore_a/node1": 3): which nodes A and B
+// write through.
+func frontendSessions(t *testing.T, h *haproxy) map[string]int {
+	t.Helper()
+	b := haproxyCommand(t, h, "show stat")
+	rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(b, "# "))).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("haproxy stats: %v: %q", err, b)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	sessions := map[string]int{}
+	for _, row := range rows[1:] {
+		if sv := row[col["svname"]]; strings.HasPrefix(sv, "node") {
+			sessions[row[col["pxname"]]+"/"+sv], _ = strconv.Atoi(row[col["scur"]])
+		}
+	}
+	return sessions
 }
