@@ -311,7 +311,9 @@ func endCreatesSQL(c *createsBatch, batch []*createRequest) {
 	}
 	if len(c.claims) == 0 {
 		c.clock = writeEventsSQL(b, c.events, c.petID)
-		b.statement("COMMIT")
+		if !c.commitApart {
+			b.statement("COMMIT")
+		}
 	}
 }
 
@@ -338,7 +340,9 @@ func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*cr
 			int64(a.Status), a.Body, a.Location, cl.apiKeyID, cl.keyHash)
 	}
 	clock := writeEventsSQL(b, c.events, c.petID)
-	b.statement("COMMIT")
+	if !c.commitApart {
+		b.statement("COMMIT")
+	}
 	res, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args)
 	if err != nil {
 		return 0, fmt.Errorf("store idempotent answers: %w", err)
@@ -347,7 +351,7 @@ func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*cr
 	if clock >= len(ids) {
 		return 0, fmt.Errorf("store idempotent answers: %d statement results for %d statements", len(ids), b.statements())
 	}
-	return ids[clock], nil
+	return ids[clock], c.commit(ctx, dc)
 }
 
 // ReleaseIdempotencyKey gives back a claim whose create failed, so that a

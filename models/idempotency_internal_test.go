@@ -15,7 +15,7 @@ func TestCreatesSQLWithoutKeys(t *testing.T) {
 		{change: PetChange{After: Pet{Name: "Rex", CategoryID: 1, Status: StatusAvailable}, Actor: "a"}},
 		{change: PetChange{After: Pet{Name: "Tom", CategoryID: 2, Status: StatusSold}, Actor: "a"}},
 	}
-	c, err := createsSQL(batch)
+	c, err := createsSQL(batch, false)
 	b := c.sql
 	if err != nil || !strings.HasSuffix(b.text(), "; COMMIT") || strings.Contains(b.text(), "idempotency") || len(c.claims) != 0 {
 		t.Fatalf("a batch without keys: %s, %v", b.text(), err)
@@ -27,8 +27,13 @@ func TestCreatesSQLWithoutKeys(t *testing.T) {
 	if n := strings.Count(b.text(), "?"); n != len(b.args) {
 		t.Fatalf("%d placeholders for %d arguments", n, len(b.args))
 	}
+	// On Galera the COMMIT goes on its own, after the text.
+	apart, err := createsSQL(batch, true)
+	if err != nil || strings.Contains(apart.sql.text(), "COMMIT") || apart.sql.statements() != b.statements()-1 || apart.clock != c.clock {
+		t.Fatalf("a Galera batch: %s, %v", apart.sql.text(), err)
+	}
 	batch[1].once = &onceCreate{claim: &IdempotencyClaim{apiKeyID: 1, keyHash: "h", owner: "o"}}
-	withKey, err := createsSQL(batch)
+	withKey, err := createsSQL(batch, false)
 	kb := withKey.sql
 	if err != nil || strings.HasSuffix(kb.text(), "COMMIT") || strings.Count(kb.text(), "UPDATE idempotency_keys") != 1 ||
 		strings.Contains(kb.text(), "INTO events") || kb.statements() != b.statements()-2 || len(withKey.claims) != 1 || withKey.claims[0] != kb.statements()-1 {

@@ -208,7 +208,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		return 0, err
 	}
 	defer conn.Close()
-	c, err := createsSQL(batch)
+	c, err := createsSQL(batch, s.galera)
 	if err != nil {
 		return 0, err
 	}
@@ -230,7 +230,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		}
 		if len(c.claims) == 0 {
 			last = ids[c.clock]
-			return nil
+			return c.commit(ctx, dc)
 		}
 		last, err = commitOnceMySQL(ctx, dc, res, batch, c)
 		return err
@@ -252,6 +252,18 @@ type createsBatch struct {
 	clock   int   // the change feed clock's advance, when sent in sql
 	events  []eventRow
 	petID   []string // the SQL naming each pet's id
+	// commitApart sends the COMMIT on its own, after the text (on Galera:
+	// Store.galera).
+	commitApart bool
+}
+
+// commit sends the batch's COMMIT when it was left out of the text.
+func (c *createsBatch) commit(ctx context.Context, dc any) error {
+	if !c.commitApart {
+		return nil
+	}
+	_, err := dc.(driver.ExecerContext).ExecContext(ctx, "COMMIT", nil)
+	return err
 }
 
 // createsSQL is a batch's transaction as one text: START TRANSACTION, each
@@ -261,9 +273,9 @@ type createsBatch struct {
 // (endCreatesSQL). A pet's id is LAST_INSERT_ID() right after its INSERT,
 // kept in a session variable (the clock's advance sets LAST_INSERT_ID()
 // too).
-func createsSQL(batch []*createRequest) (*createsBatch, error) {
+func createsSQL(batch []*createRequest, commitApart bool) (*createsBatch, error) {
 	c := &createsBatch{sql: newBatchSQL(len(batch)*(len(createPetSQL)+300) + 512), petStmt: make([]int, len(batch)),
-		petID: make([]string, len(batch))}
+		petID: make([]string, len(batch)), commitApart: commitApart}
 	b := c.sql
 	b.statement("START TRANSACTION")
 	var rows impliedRows

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -14,8 +15,10 @@ import (
 // maxAttempts bounds how often a write that the database aborted for a
 // reason a retry may get past is tried in all. Each retry waits a little
 // longer, with jitter, so the transactions that collided do not collide
-// again.
-const maxAttempts = 5
+// again. Writers through several Galera nodes at once all meet on the
+// change feed's clock row, so conflicts there come in runs: eight attempts
+// span about half a second of waits.
+const maxAttempts = 8
 
 // The MySQL errors after which a whole transaction may be tried again:
 // each means that it was rolled back, so that nothing of it is stored.
@@ -73,7 +76,7 @@ const (
 func retryDelay(err error) (time.Duration, bool) {
 	var me *mysql.MySQLError
 	switch {
-	case errors.As(err, &me) && (me.Number == errDeadlock || me.Number == errLockWaitTimeout):
+	case errors.As(err, &me) && (me.Number == errDeadlock || me.Number == errLockWaitTimeout || eventIDTaken(me)):
 		return conflictRetryDelay, true
 	case errors.As(err, &me) && (me.Number == errNodeNotReady || me.Number == errCommitFailed):
 		return nodeRetryDelay, true
@@ -81,6 +84,27 @@ func retryDelay(err error) (time.Duration, bool) {
 		return nodeRetryDelay, true
 	}
 	return 0, false
+}
+
+// errDuplicateKey is ER_DUP_ENTRY.
+const errDuplicateKey = 1062
+
+// eventIDTaken reports the other face of a Galera conflict on the change
+// feed's clock: two nodes advanced it from the same value, and the
+// transaction that applied second met the first's event id in the events'
+// primary key ("Duplicate entry '42' for key 'PRIMARY'") instead of being
+// aborted for the clock's row. Only event ids are single whole numbers
+// that a writer names itself; every other primary key of that shape is
+// AUTO_INCREMENT.
+func eventIDTaken(me *mysql.MySQLError) bool {
+	if me.Number != errDuplicateKey {
+		return false
+	}
+	entry, key, ok := strings.Cut(strings.TrimPrefix(me.Message, "Duplicate entry '"), "' for key '")
+	if !ok || entry == "" || strings.Trim(entry, "0123456789") != "" {
+		return false
+	}
+	return key == "PRIMARY'" || key == "events.PRIMARY'"
 }
 
 // isRetryable reports an abort that a retry of the whole transaction may

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -54,6 +55,10 @@ func TestRetryClassification(t *testing.T) {
 		{"the caller gave up (a client hung up)", fmt.Errorf("create pet: %w", context.Canceled), false, 0, CodeCanceled},
 		{"a deadline of the service's own", fmt.Errorf("create pet: %w", context.DeadlineExceeded), false, 0, CodeUnavailable},
 		{"duplicate key", errDuplicate, false, 0, CodeInternal},
+		{"an event id two Galera nodes took at once", &mysql.MySQLError{Number: 1062, Message: "Duplicate entry '42' for key 'PRIMARY'"}, true, conflictRetryDelay, CodeUnavailable},
+		{"an event id, as MySQL names the key", fmt.Errorf("store idempotent answers: %w", &mysql.MySQLError{Number: 1062, Message: "Duplicate entry '42' for key 'events.PRIMARY'"}), true, conflictRetryDelay, CodeUnavailable},
+		{"a pair key's duplicate", &mysql.MySQLError{Number: 1062, Message: "Duplicate entry '7-abc' for key 'PRIMARY'"}, false, 0, CodeInternal},
+		{"a unique index's duplicate", &mysql.MySQLError{Number: 1062, Message: "Duplicate entry '42' for key 'idx_users_username'"}, false, 0, CodeInternal},
 		{"anything else", errors.New("disk full"), false, 0, CodeInternal},
 	}
 	s := &Store{}
@@ -84,7 +89,7 @@ func TestRetryAttempts(t *testing.T) {
 		wantErr   error
 	}{
 		{"conflict then success", []error{errDeadlockFound, errDeadlockFound}, 3, nil},
-		{"conflict every time", []error{errDeadlockFound, errDeadlockFound, errDeadlockFound, errDeadlockFound, errDeadlockFound, errDeadlockFound}, maxAttempts, errDeadlockFound},
+		{"conflict every time", slices.Repeat([]error{errDeadlockFound}, maxAttempts+1), maxAttempts, errDeadlockFound},
 		{"node not ready, then a conflict, then success", []error{errWSREPNotReady, errDeadlockFound}, 3, nil},
 		{"connection lost mid-COMMIT", []error{mysql.ErrInvalidConn}, 1, mysql.ErrInvalidConn},
 		{"duplicate key", []error{errDuplicate}, 1, errDuplicate},

@@ -105,6 +105,19 @@ type Store struct {
 	signIns signInState
 	idem    idempotency
 	feed    feedState
+	// galera says the MySQL server is a Galera node (wsrep_on), whose
+	// certification failure at a COMMIT sent at the end of a
+	// multi-statement text can be reported as success: MySQL's create
+	// batches then send their COMMIT on its own (createsBatch).
+	galera bool
+}
+
+// isGalera reports whether db's server replicates with Galera. A server
+// without the variable (MySQL) is not.
+func isGalera(ctx context.Context, db *sql.DB) bool {
+	var on int
+	err := db.QueryRowContext(ctx, "SELECT @@wsrep_on").Scan(&on)
+	return err == nil && on == 1
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -147,6 +160,9 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
 		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}
+	if o.Driver == DriverMySQL {
+		s.galera = isGalera(ctx, p.primary)
+	}
 	s.feed.read = func(ctx context.Context) (int64, error) {
 		head, _, err := s.eventClock(ctx)
 		return head, err
