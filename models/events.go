@@ -323,18 +323,11 @@ func (f *feedState) advance(id int64) {
 // deadline passes, ctx ends or the feed stops (false).
 func (f *feedState) wait(ctx context.Context, seen int64, deadline time.Time) bool {
 	f.mu.Lock()
-	if f.stopped {
+	moved, done, moreThanSeen := f.look(seen)
+	if done {
 		f.mu.Unlock()
-		return false
+		return moreThanSeen
 	}
-	if f.head > seen {
-		f.mu.Unlock()
-		return true
-	}
-	if f.moved == nil {
-		f.moved = make(chan struct{})
-	}
-	moved := f.moved
 	f.waiters++
 	if !f.watching && f.read != nil {
 		f.watching = f.watch.Start(f.watchClock)
@@ -351,25 +344,33 @@ func (f *feedState) wait(ctx context.Context, seen int64, deadline time.Time) bo
 		select {
 		case <-moved:
 			f.mu.Lock()
-			if f.stopped {
-				f.mu.Unlock()
-				return false
-			}
-			if f.head > seen {
-				f.mu.Unlock()
-				return true
-			}
-			if f.moved == nil {
-				f.moved = make(chan struct{})
-			}
-			moved = f.moved
+			moved, done, moreThanSeen = f.look(seen)
 			f.mu.Unlock()
+			if done {
+				return moreThanSeen
+			}
 		case <-t.C:
 			return false
 		case <-ctx.Done():
 			return false
 		}
 	}
+}
+
+// look says, with f.mu held, whether a wait for an event after seen is
+// over (done), and then whether one came (moreThanSeen); if not, the
+// channel closed when the feed next moves.
+func (f *feedState) look(seen int64) (moved chan struct{}, done, moreThanSeen bool) {
+	if f.stopped {
+		return nil, true, false
+	}
+	if f.head > seen {
+		return nil, true, true
+	}
+	if f.moved == nil {
+		f.moved = make(chan struct{})
+	}
+	return f.moved, false, false
 }
 
 // watchClock reads the clock every feedWatchEvery while readers wait.
