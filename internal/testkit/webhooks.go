@@ -29,13 +29,13 @@ type WebhookReceiver struct {
 	URL string
 	srv *httptest.Server
 
-	hold    func(n int) bool
-	held    chan WebhookRequest
-	release chan struct{}
-	once    sync.Once
+	hold func(n int) bool
+	held chan WebhookRequest
 
-	mu  sync.Mutex
-	got []WebhookRequest
+	mu      sync.Mutex
+	got     []WebhookRequest
+	release chan struct{} // closed by Release: answers the requests held so far
+	closed  bool          // the test ended: nothing more is held
 }
 
 // WebhookRequest is one request a WebhookReceiver got.
@@ -61,6 +61,9 @@ func NewWebhookReceiver(tb testing.TB, hold func(n int) bool) *WebhookReceiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	r.URL = r.srv.URL
 	tb.Cleanup(func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
 		r.Release()
 		r.srv.Close()
 	})
@@ -79,14 +82,15 @@ func (r *WebhookReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	got.N = len(r.got) + 1
 	r.got = append(r.got, got)
+	release, closed := r.release, r.closed
 	r.mu.Unlock()
-	if r.hold != nil && r.hold(got.N) {
+	if r.hold != nil && !closed && r.hold(got.N) {
 		select {
 		case r.held <- got:
 		default:
 		}
 		select {
-		case <-r.release:
+		case <-release:
 		case <-req.Context().Done():
 			r.end(got.N, false)
 			return
@@ -106,8 +110,14 @@ func (r *WebhookReceiver) end(n int, answered bool) {
 // Held gives each held request as it arrives.
 func (r *WebhookReceiver) Held() <-chan WebhookRequest { return r.held }
 
-// Release answers the requests held and those to come.
-func (r *WebhookReceiver) Release() { r.once.Do(func() { close(r.release) }) }
+// Release answers the requests held so far; those held later wait for
+// the next Release.
+func (r *WebhookReceiver) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	close(r.release)
+	r.release = make(chan struct{})
+}
 
 // Requests returns what the receiver got so far, in arrival order.
 func (r *WebhookReceiver) Requests() []WebhookRequest {
