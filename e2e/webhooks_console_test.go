@@ -49,8 +49,10 @@ func TestWebhooksConsole(t *testing.T) {
 		if !ok {
 			t.Fatalf("the page does not link to the new endpoint:\n%s", added.Body)
 		}
-		if again := c.Get("/admin/webhooks"); bytes.Contains(again.Body, []byte(secret)) {
-			t.Error("the webhooks page shows the secret again")
+		for _, later := range []string{"/admin/webhooks", page} {
+			if r := c.Get(later); r.Status != http.StatusOK || bytes.Contains(r.Body, []byte(secret)) {
+				t.Errorf("GET %s: %d, shows the secret again: %v", later, r.Status, bytes.Contains(r.Body, []byte(secret)))
+			}
 		}
 
 		name := "console webhook"
