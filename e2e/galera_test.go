@@ -75,6 +75,7 @@ func TestGalera(t *testing.T) {
 	t.Run("a node lost under load, then another", func(t *testing.T) { testGaleraNodeLoss(t, g) })
 	t.Run("ids with gaps: paging, Location, console", func(t *testing.T) { testGaleraIDGaps(t, g) })
 	t.Run("the change feed through a node's loss: nothing missed, nothing twice", func(t *testing.T) { testGaleraFeedNodeLoss(t, g) })
+	t.Run("webhooks through a node's loss: every event delivered", func(t *testing.T) { testGaleraWebhooksNodeLoss(t, g) })
 
 	for _, p := range []*testkit.Instance{g.a, g.b} {
 		p.Stop(t)
