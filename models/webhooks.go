@@ -443,6 +443,19 @@ func (s *Store) DueWebhookDeliveries(ctx context.Context, id int64, now time.Tim
 	return ds, nil
 }
 
+// WebhookDeliveryWaiting reports whether delivery d is still pending with
+// the attempts it had when read: not delivered, failed or tried by another
+// instance since.
+func (s *Store) WebhookDeliveryWaiting(ctx context.Context, d WebhookDelivery) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&WebhookDelivery{}).Where("id = ? AND status = ? AND attempts = ?", d.ID, DeliveryPending, d.Attempts).
+		Count(&n).Error
+	if err != nil {
+		return false, s.dbErr("read a webhook delivery", err)
+	}
+	return n == 1, nil
+}
+
 // WebhookAttempt is what one attempt of a delivery got.
 type WebhookAttempt struct {
 	At       time.Time

@@ -180,7 +180,7 @@ func (d *Dispatcher) tick(ctx context.Context) {
 	}
 	for _, id := range due {
 		if !d.start(id) {
-			return
+			continue
 		}
 		ok, err := d.store.ClaimWebhook(ctx, id, d.owner, d.lease())
 		if err != nil || !ok {
@@ -196,15 +196,14 @@ func (d *Dispatcher) tick(ctx context.Context) {
 	}
 }
 
-// start marks endpoint id busy; false when every worker is.
+// start marks endpoint id busy; false when this instance already
+// delivers to it (a worker that stalled past its lease must not get a
+// second one beside it) or every worker is busy.
 func (d *Dispatcher) start(id int64) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.busy) >= d.o.Workers {
+	if d.busy[id] || len(d.busy) >= d.o.Workers {
 		return false
-	}
-	if d.busy[id] {
-		return true // already delivering; the claim below fails or renews
 	}
 	d.busy[id] = true
 	return true
@@ -239,6 +238,12 @@ func (d *Dispatcher) deliverAll(ctx context.Context, id int64) {
 		}
 		for _, dl := range ds {
 			if ok, err := d.store.ClaimWebhook(ctx, id, d.owner, d.lease()); err != nil || !ok {
+				return
+			}
+			// A worker that stalled past its lease may hold a batch that
+			// another instance delivered meanwhile: send only what is
+			// still waiting as it was read.
+			if still, err := d.store.WebhookDeliveryWaiting(ctx, dl); err != nil || !still {
 				return
 			}
 			a := d.attempt(ctx, w, dl)

@@ -117,8 +117,6 @@ type NewPet struct {
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
-	//
-	// Example: available
 	Status *PetStatus `json:"status,omitempty"`
 }
 
@@ -138,14 +136,10 @@ type Pet struct {
 	Name string `json:"name"`
 
 	// Status Availability of the animal.
-	//
-	// Example: available
 	Status PetStatus `json:"status"`
 }
 
 // PetStatus Availability of the animal.
-//
-// Example: available
 type PetStatus string
 
 // Pets A page of animals, in ascending id order.
