@@ -163,10 +163,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	if o.Driver == DriverMySQL {
 		s.galera = isGalera(ctx, p.primary)
 	}
-	s.feed.read = func(ctx context.Context) (int64, error) {
-		head, _, err := s.eventClock(ctx)
-		return head, err
-	}
+	s.feed.read = s.EventHead
 	return s, nil
 }
 

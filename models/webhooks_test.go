@@ -273,7 +273,7 @@ func TestWebhookInputValidate(t *testing.T) {
 	} {
 		err := tc.in.Validate(tc.check)
 		var e *models.Error
-		if !errorsAs(err, &e) || len(e.Fields) == 0 || e.Fields[0].Field != tc.field {
+		if !errors.As(err, &e) || len(e.Fields) == 0 || e.Fields[0].Field != tc.field {
 			t.Errorf("%+v: %v, want an error on %s", tc.in, err, tc.field)
 		}
 	}
@@ -286,5 +286,3 @@ func TestWebhookInputValidate(t *testing.T) {
 		t.Fatalf("every type named is every type, those added later too: %+v, %v", every, err)
 	}
 }
-
-func errorsAs(err error, e **models.Error) bool { return errors.As(err, e) }

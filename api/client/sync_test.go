@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,15 +81,7 @@ func (p *partner) allPets(t *testing.T) []client.Pet {
 	if err := listAll(context.Background(), p.c, all, &sync.Mutex{}); err != nil {
 		t.Fatal(err)
 	}
-	return slicesOf(all)
-}
-
-func slicesOf(m map[int64]client.Pet) []client.Pet {
-	var s []client.Pet
-	for _, p := range m {
-		s = append(s, p)
-	}
-	return s
+	return slices.Collect(maps.Values(all))
 }
 
 // The example, as docs/partners.md shows it (with a mutex added so that
