@@ -102,3 +102,11 @@ func (s *Store) ListPetsAPI(ctx context.Context, q PetQuery, dst []Pet) ([]Pet, 
 	}
 	return pets, more, nil
 }
+
+// ConsecutiveIDs says the MySQL server gives a multi-row INSERT consecutive
+// ids, so that a create batch's pets are one INSERT.
+func (s *Store) ConsecutiveIDs() bool { return s.server.consecutiveIDs }
+
+// InsertPetsOneByOne makes each pet of a MySQL create batch an INSERT of
+// its own, as on a server whose ids may interleave.
+func (s *Store) InsertPetsOneByOne() { s.server.consecutiveIDs = false }

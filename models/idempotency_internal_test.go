@@ -15,7 +15,7 @@ func TestCreatesSQLWithoutKeys(t *testing.T) {
 		{change: PetChange{After: Pet{Name: "Rex", CategoryID: 1, Status: StatusAvailable}, Actor: "a"}},
 		{change: PetChange{After: Pet{Name: "Tom", CategoryID: 2, Status: StatusSold}, Actor: "a"}},
 	}
-	c, err := createsSQL(batch, false)
+	c, err := createsSQL(batch, mysqlServer{})
 	b := c.sql
 	if err != nil || !strings.HasSuffix(b.text(), "; COMMIT") || strings.Contains(b.text(), "idempotency") || len(c.claims) != 0 {
 		t.Fatalf("a batch without keys: %s, %v", b.text(), err)
@@ -28,12 +28,24 @@ func TestCreatesSQLWithoutKeys(t *testing.T) {
 		t.Fatalf("%d placeholders for %d arguments", n, len(b.args))
 	}
 	// On Galera the COMMIT goes on its own, after the text.
-	apart, err := createsSQL(batch, true)
+	apart, err := createsSQL(batch, mysqlServer{galera: true})
 	if err != nil || strings.Contains(apart.sql.text(), "COMMIT") || apart.sql.statements() != b.statements()-1 || apart.clock != c.clock {
 		t.Fatalf("a Galera batch: %s, %v", apart.sql.text(), err)
 	}
+	// Where ids are consecutive, the pets are one INSERT and pet i's id is
+	// its first id plus i.
+	one, err := createsSQL(batch, mysqlServer{consecutiveIDs: true})
+	ob := one.sql
+	// START, pets, SET, words, audit events, counts, clock, events, COMMIT.
+	if err != nil || ob.statements() != 9 || one.petStmt[0] != 1 || one.petStmt[1] != 1 || one.petStep[1] != 1 || one.clock != 6 ||
+		strings.Count(ob.text(), "INSERT INTO pets") != 1 || !strings.Contains(ob.text(), "(@petstore_pet + 1)") {
+		t.Fatalf("a batch of one INSERT (%d statements, pets at %v, clock at %d): %s, %v", ob.statements(), one.petStmt, one.clock, ob.text(), err)
+	}
+	if n := strings.Count(ob.text(), "?"); n != len(ob.args) {
+		t.Fatalf("%d placeholders for %d arguments", n, len(ob.args))
+	}
 	batch[1].once = &onceCreate{claim: &IdempotencyClaim{apiKeyID: 1, keyHash: "h", owner: "o"}}
-	withKey, err := createsSQL(batch, false)
+	withKey, err := createsSQL(batch, mysqlServer{})
 	kb := withKey.sql
 	if err != nil || strings.HasSuffix(kb.text(), "COMMIT") || strings.Count(kb.text(), "UPDATE idempotency_keys") != 1 ||
 		strings.Contains(kb.text(), "INTO events") || kb.statements() != b.statements()-2 || len(withKey.claims) != 1 || withKey.claims[0] != kb.statements()-1 {

@@ -105,19 +105,38 @@ type Store struct {
 	signIns signInState
 	idem    idempotency
 	feed    feedState
-	// galera says the MySQL server is a Galera node (wsrep_on), whose
-	// certification failure at a COMMIT sent at the end of a
-	// multi-statement text can be reported as success: MySQL's create
-	// batches then send their COMMIT on its own (createsBatch).
-	galera bool
+	// server is what MySQL's create batches need to know of the server.
+	server mysqlServer
 }
 
-// isGalera reports whether db's server replicates with Galera. A server
-// without the variable (MySQL) is not.
-func isGalera(ctx context.Context, db *sql.DB) bool {
-	var on int
-	err := db.QueryRowContext(ctx, "SELECT @@wsrep_on").Scan(&on)
-	return err == nil && on == 1
+// mysqlServer is what shapes a MySQL create batch's text (createsSQL).
+type mysqlServer struct {
+	// galera says the server is a Galera node (wsrep_on), whose
+	// certification failure at a COMMIT sent at the end of a
+	// multi-statement text can be reported as success: the batch then
+	// sends its COMMIT on its own.
+	galera bool
+	// consecutiveIDs says a multi-row INSERT takes consecutive ids: the
+	// auto-increment steps by one and InnoDB reserves a simple INSERT's
+	// ids at once (innodb_autoinc_lock_mode 0 or 1; at 2 the manual
+	// allows another statement's ids between them). The batch's pets are
+	// then one INSERT; otherwise one each, each reading its own id. Galera
+	// needs mode 2 and steps by the cluster's size, so it never has it.
+	consecutiveIDs bool
+}
+
+// probeMySQL asks db's server what mysqlServer says. A variable the server
+// lacks (wsrep_on on MySQL) reads as off.
+func probeMySQL(ctx context.Context, db *sql.DB) mysqlServer {
+	var on, step, mode int
+	var m mysqlServer
+	if err := db.QueryRowContext(ctx, "SELECT @@wsrep_on").Scan(&on); err == nil {
+		m.galera = on == 1
+	}
+	if err := db.QueryRowContext(ctx, "SELECT @@auto_increment_increment, @@innodb_autoinc_lock_mode").Scan(&step, &mode); err == nil {
+		m.consecutiveIDs = step == 1 && mode < 2 && !m.galera
+	}
+	return m
 }
 
 // Open connects to the database, waiting with backoff up to
@@ -161,7 +180,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
 		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}
 	if o.Driver == DriverMySQL {
-		s.galera = isGalera(ctx, p.primary)
+		s.server = probeMySQL(ctx, p.primary)
 	}
 	s.feed.read = s.EventHead
 	return s, nil
