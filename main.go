@@ -17,6 +17,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	// The zone database goes into the binary, so that PETSTORE_TIMEZONE
+	// works on machines and images without one.
+	_ "time/tzdata"
 )
 
 func main() {

@@ -69,6 +69,9 @@ type Config struct {
 	EventsRetention time.Duration
 	// Webhooks configure the deliveries to webhook endpoints.
 	Webhooks Webhooks
+	// TimeZone is the store's time zone (PETSTORE_TIMEZONE, an IANA name):
+	// the console shows times in it and reads the dates staff type in it.
+	TimeZone *time.Location
 }
 
 // Webhooks are the WEBHOOK_* settings.
@@ -159,6 +162,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.Webhooks, err = webhooks(getenv); err != nil {
 		return Config{}, err
 	}
+	if cfg.TimeZone, err = timeZone(getenv); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 
@@ -184,6 +190,24 @@ func webhooks(getenv func(string) string) (w Webhooks, err error) {
 		return Webhooks{}, &Error{"WEBHOOK_ALLOW_PRIVATE", fmt.Sprintf("%q is not true or false", v)}
 	}
 	return w, nil
+}
+
+// timeZone reads PETSTORE_TIMEZONE; unset is UTC. The zone database is
+// embedded in the binary (time/tzdata in main), so a name is valid
+// whether or not the machine has one.
+func timeZone(getenv func(string) string) (*time.Location, error) {
+	v := value(getenv, "PETSTORE_TIMEZONE")
+	if v == "" {
+		return time.UTC, nil
+	}
+	if v == "Local" {
+		return nil, &Error{"PETSTORE_TIMEZONE", `"Local" is not a time zone name; name the zone, such as Europe/Paris`}
+	}
+	loc, err := time.LoadLocation(v)
+	if err != nil {
+		return nil, &Error{"PETSTORE_TIMEZONE", fmt.Sprintf("%q is not a time zone name (IANA, such as Europe/Paris or America/New_York)", v)}
+	}
+	return loc, nil
 }
 
 // value is a variable's value without surrounding white space.

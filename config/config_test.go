@@ -35,6 +35,7 @@ func defaults() config.Config {
 		LogFormat:       config.LogText,
 		EventsRetention: 720 * time.Hour,
 		Webhooks:        config.Webhooks{Timeout: 10 * time.Second, RetryBase: 30 * time.Second, MaxAttempts: 12, DisableAfter: 72 * time.Hour},
+		TimeZone:        time.UTC,
 	}
 }
 
@@ -104,6 +105,7 @@ func TestLoad(t *testing.T) {
 		}},
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
+		{"a store in Paris", map[string]string{"PETSTORE_TIMEZONE": "Europe/Paris"}, func(c *config.Config) { c.TimeZone = mustZone(t, "Europe/Paris") }},
 		{"webhooks on an intranet", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_TIMEOUT": "3s", "WEBHOOK_RETRY_BASE": "1s",
 			"WEBHOOK_MAX_ATTEMPTS": "3", "WEBHOOK_DISABLE_AFTER": "1h"}, func(c *config.Config) {
 			c.Webhooks = config.Webhooks{Timeout: 3 * time.Second, RetryBase: time.Second, MaxAttempts: 3, DisableAfter: time.Hour, AllowPrivate: true}
@@ -302,6 +304,8 @@ func TestLoadErrors(t *testing.T) {
 		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
 		{"events kept in days", map[string]string{"EVENTS_RETENTION": "30d"}, "EVENTS_RETENTION"},
 		{"events kept for no time", map[string]string{"EVENTS_RETENTION": "0s"}, "EVENTS_RETENTION"},
+		{"a zone that does not exist", map[string]string{"PETSTORE_TIMEZONE": "Europe/Atlantis"}, "PETSTORE_TIMEZONE"},
+		{"the machine's zone, whatever it is", map[string]string{"PETSTORE_TIMEZONE": "Local"}, "PETSTORE_TIMEZONE"},
 		{"webhook private maybe", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "yes please"}, "WEBHOOK_ALLOW_PRIVATE"},
 		{"webhook attempts zero", map[string]string{"WEBHOOK_MAX_ATTEMPTS": "0"}, "WEBHOOK_MAX_ATTEMPTS"},
 		{"webhook timeout without unit", map[string]string{"WEBHOOK_TIMEOUT": "10"}, "WEBHOOK_TIMEOUT"},
@@ -345,4 +349,13 @@ func TestLoadReplicas(t *testing.T) {
 	if strings.Join(cfg.Database.ReplicaDSNs, " ") != strings.Join(want, " ") {
 		t.Errorf("replica DSNs = %q, want %q", cfg.Database.ReplicaDSNs, want)
 	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }

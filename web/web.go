@@ -36,6 +36,9 @@ type Options struct {
 	// private and other addresses of the server's own network
 	// (WEBHOOK_ALLOW_PRIVATE), as the dispatcher then delivers to them.
 	WebhookAllowPrivate bool
+	// Location is the store's time zone (PETSTORE_TIMEZONE): the console
+	// shows times in it and reads typed dates in it. nil is UTC.
+	Location *time.Location
 }
 
 // Web holds the console handlers' dependencies.
@@ -53,6 +56,8 @@ type Web struct {
 	origin   *http.CrossOriginProtection
 
 	webhookAllowPrivate bool
+	// location is the store's time zone (Options.Location).
+	location *time.Location
 }
 
 // Prefix is the path every console page starts with.
@@ -81,6 +86,10 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 		},
 		docs:                newDocsView(),
 		webhookAllowPrivate: o.WebhookAllowPrivate,
+		location:            o.Location,
+	}
+	if ui.location == nil {
+		ui.location = time.UTC
 	}
 	if ui.now == nil {
 		ui.now = time.Now
