@@ -76,6 +76,7 @@ func TestGalera(t *testing.T) {
 	t.Run("ids with gaps: paging, Location, console", func(t *testing.T) { testGaleraIDGaps(t, g) })
 	t.Run("the change feed through a node's loss: nothing missed, nothing twice", func(t *testing.T) { testGaleraFeedNodeLoss(t, g) })
 	t.Run("webhooks through a node's loss: every event delivered", func(t *testing.T) { testGaleraWebhooksNodeLoss(t, g) })
+	t.Run("a seed's pets and their events under ids that step by the cluster's size", func(t *testing.T) { testGaleraSeed(t, g) })
 
 	for _, p := range []*testkit.Instance{g.a, g.b} {
 		p.Stop(t)
@@ -980,4 +981,44 @@ func firstDifference(a, b []int64) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// testGaleraSeed seeds pets through node1, whose ids step by three, and
+// checks that each seeded pet's creation event names the pet stored under
+// its id: the seed numbers a multi-row INSERT's rows by the node's step.
+func testGaleraSeed(t *testing.T, g *galeraSite) {
+	partner := testkit.NewAPIClient(g.a.Base, g.boot.Key)
+	f := testkit.NewFollower(partner, "/v1/events?limit=1000")
+	if err := f.CatchUp(t.Context(), 5); err != nil {
+		t.Fatal(err)
+	}
+	before := f.Count()
+	const seeded = 60
+	if r := testkit.RunBinary(t, map[string]string{"DATABASE_URL": g.urls[frontendA]}, "seed", "--pets", strconv.Itoa(seeded)); r.Code != 0 {
+		t.Fatalf("petstore seed: exit %d\n%s", r.Code, r.Stderr)
+	}
+	if err := f.CatchUp(t.Context(), 5); err != nil {
+		t.Fatal(err)
+	}
+	events := f.Events()[before:]
+	if len(events) != seeded {
+		t.Fatalf("%d events after seeding %d pets", len(events), seeded)
+	}
+	steps := 0
+	for i, e := range events {
+		if e.Type != "pet.created" {
+			t.Errorf("event %s: %s, want pet.created", e.ID, e.Type)
+			continue
+		}
+		if i > 0 && e.Pet.ID-events[i-1].Pet.ID > 1 {
+			steps++
+		}
+		got := testkit.WantPet(t, "a seeded pet", partner.Get("/v1/pets/"+strconv.FormatInt(e.Pet.ID, 10)), http.StatusOK)
+		if got.Name != e.Pet.Name || got.CategoryID != e.Pet.CategoryID {
+			t.Errorf("event %s names pet %d %q (category %d); stored under that id: %q (category %d)", e.ID, e.Pet.ID, e.Pet.Name, e.Pet.CategoryID, got.Name, got.CategoryID)
+		}
+	}
+	if steps == 0 {
+		t.Errorf("the seeded ids are consecutive: the test needs a node whose ids step by the cluster's size")
+	}
 }

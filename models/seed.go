@@ -163,7 +163,14 @@ func (s *Store) seedTx(ctx context.Context, from, k int) (first, last int64, err
 	for i := range changes {
 		changes[i] = newPetChange(ChangeSeed, seedPet(from+i), now, "")
 	}
-	ids, err := s.insertSeedPets(exec, changes)
+	step := int64(1)
+	if s.driver == DriverMySQL {
+		// Galera steps each node's ids by the cluster's size.
+		if err := tx.QueryRowContext(ctx, "SELECT @@auto_increment_increment").Scan(&step); err != nil {
+			return 0, 0, err
+		}
+	}
+	ids, err := s.insertSeedPets(exec, changes, step)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -243,8 +250,9 @@ func preparedExec(ctx context.Context, tx *sql.Tx) execFunc {
 }
 
 // insertSeedPets inserts the pets of changes, many a statement, sets
-// their IDs and returns them in order.
-func (s *Store) insertSeedPets(exec execFunc, changes []PetChange) ([]int64, error) {
+// their IDs and returns them in order. step is the auto-increment's step
+// (MySQL's auto_increment_increment; 1 on SQLite).
+func (s *Store) insertSeedPets(exec execFunc, changes []PetChange, step int64) ([]int64, error) {
 	ids := make([]int64, 0, len(changes))
 	for done := 0; done < len(changes); {
 		rows := min(seedRows(s.driver), len(changes)-done)
@@ -267,28 +275,28 @@ func (s *Store) insertSeedPets(exec execFunc, changes []PetChange) ([]int64, err
 		if err != nil {
 			return nil, err
 		}
-		lo, _ := s.insertedIDs(id, rows)
+		lo := s.firstInsertedID(id, rows, step)
 		for j := range rows {
-			changes[done+j].After.ID = lo + int64(j)
-			ids = append(ids, lo+int64(j))
+			changes[done+j].After.ID = lo + int64(j)*step
+			ids = append(ids, changes[done+j].After.ID)
 		}
 		done += rows
 	}
 	return ids, nil
 }
 
-// insertedIDs returns the ids a multi-row INSERT of rows rows gave, from
-// the id the driver reports: SQLite reports the last row's, MySQL the
-// first's. Both engines number the rows of one such statement
-// consecutively: SQLite has one writer at a time; InnoDB allocates the ids
-// of an INSERT whose row count is known in advance in one step, in every
-// innodb_autoinc_lock_mode, and petstore runs no INSERT ... SELECT into
-// pets that could interleave with it.
-func (s *Store) insertedIDs(reported int64, rows int) (int64, int64) {
+// firstInsertedID returns the first id a multi-row INSERT of rows rows
+// gave, from the id the driver reports: SQLite reports the last row's,
+// MySQL the first's. The rows of one such statement are numbered in
+// steps of step: SQLite has one writer at a time; InnoDB reserves the ids
+// of an INSERT whose row count is known in advance at once in lock modes
+// 0 and 1, and in mode 2 (Galera) leaves gaps only between statements
+// inserting at the same moment: a seed fills a store before it serves.
+func (s *Store) firstInsertedID(reported int64, rows int, step int64) int64 {
 	if s.driver == DriverMySQL {
-		return reported, reported + int64(rows) - 1
+		return reported
 	}
-	return reported - int64(rows) + 1, reported
+	return reported - (int64(rows)-1)*step
 }
 
 // insertPetsSQL is a multi-row INSERT of rows pets. On SQLite the
