@@ -128,10 +128,14 @@ func TestWebhookLease(t *testing.T) {
 		if n != 1 {
 			t.Fatalf("%d of 20 owners claimed the endpoint at once, want 1", n)
 		}
-		// A short lease, as one a dead instance left: it runs out.
+		// Only the holder's release frees the endpoint.
 		if err := s.ReleaseWebhook(ctx, w.ID, "nobody"); err != nil {
 			t.Fatal(err)
 		}
+		if ok, err := s.ClaimWebhook(ctx, w.ID, "latecomer", time.Minute); ok || err != nil {
+			t.Fatalf("after a release by one that holds no lease, another claimed the endpoint: %v, %v", ok, err)
+		}
+		// A short lease, as one a dead instance left: it runs out.
 		w2 := newWebhook(t, s)
 		if ok, _ := s.ClaimWebhook(ctx, w2.ID, "dead", time.Millisecond); !ok {
 			t.Fatal("a free endpoint was not claimed")
