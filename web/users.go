@@ -267,7 +267,7 @@ func (ui *Web) memberAction(c *gin.Context, notSelf string, ask func(u models.Us
 		ui.renderMember(c, http.StatusConflict, target, "", notSelf)
 		return
 	}
-	if ask != nil && !ui.confirmed(c, ask(target)) {
+	if ask != nil && !ui.confirmed(c, "users", ask(target)) {
 		return
 	}
 	u, err := act(c.Request.Context(), target.ID, currentUser(c).Username)
@@ -340,7 +340,7 @@ func (ui *Web) resetMemberPassword(c *gin.Context) {
 	}
 	ask := memberConfirm(target, "reset-password", "Reset "+target.Username+"'s password?", "Reset password",
 		target.Username+"'s password stops working and their sessions end at once. A one-time password is shown once on the next page: give it to them; they must choose a new password when they sign in with it.")
-	if !ui.confirmed(c, ask) {
+	if !ui.confirmed(c, "users", ask) {
 		return
 	}
 	u, otp, err := ui.store.ResetPassword(c.Request.Context(), target.ID, currentUser(c).Username)
@@ -361,9 +361,9 @@ func memberConfirm(u models.User, action, heading, button, warning string) templ
 // confirmed reports whether the post carries the confirmation of a
 // dangerous action (confirm=yes, which only the confirmation page and
 // the htmx forms that asked first send); otherwise it answers with the
-// confirmation page v, having changed nothing. An htmx request gets the
+// confirmation page v (of the navigation's section), having changed nothing. An htmx request gets the
 // page in place of the whole body.
-func (ui *Web) confirmed(c *gin.Context, v templates.ConfirmView) bool {
+func (ui *Web) confirmed(c *gin.Context, section string, v templates.ConfirmView) bool {
 	if c.PostForm("confirm") == "yes" {
 		return true
 	}
@@ -371,6 +371,6 @@ func (ui *Web) confirmed(c *gin.Context, v templates.ConfirmView) bool {
 		c.Header("HX-Retarget", "body")
 		c.Header("HX-Reswap", "innerHTML")
 	}
-	ui.render(c, http.StatusOK, templates.ConfirmPage(ui.page(c, v.Heading, ""), v))
+	ui.render(c, http.StatusOK, templates.ConfirmPage(ui.page(c, v.Heading, section), v))
 	return false
 }
