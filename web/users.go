@@ -359,10 +359,10 @@ func memberConfirm(u models.User, action, heading, button, warning string) templ
 }
 
 // confirmed reports whether the post carries the confirmation of a
-// dangerous action (confirm=yes, which only the confirmation page and
-// the htmx forms that asked first send); otherwise it answers with the
-// confirmation page v (of the navigation's section), having changed nothing. An htmx request gets the
-// page in place of the whole body.
+// dangerous action (confirm=yes, which only the confirmation page and the
+// htmx forms that asked first send); otherwise it answers with the
+// confirmation page v, in the navigation's section, having changed
+// nothing. An htmx request gets the page in place of the whole body.
 func (ui *Web) confirmed(c *gin.Context, section string, v templates.ConfirmView) bool {
 	if c.PostForm("confirm") == "yes" {
 		return true
