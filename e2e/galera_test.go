@@ -359,7 +359,7 @@ func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
 		if confirm.Status != http.StatusOK {
 			t.Fatalf("A's revoke confirmation page: %s", confirm)
 		}
-		if r := staff.Post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {testkit.CSRFToken(t, confirm)}}); r.Status != http.StatusSeeOther {
+		if r := staff.Post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {testkit.CSRFToken(t, confirm)}, "confirm": {"yes"}}); r.Status != http.StatusSeeOther {
 			t.Fatalf("revoke on A's console: %s, want 303", r)
 		}
 		revoked := time.Now()

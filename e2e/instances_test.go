@@ -94,7 +94,7 @@ func TestTwoInstances(t *testing.T) {
 		if confirm.Status != http.StatusOK {
 			t.Fatalf("A's revoke confirmation page: %s", confirm)
 		}
-		r := staff.Post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {testkit.CSRFToken(t, confirm)}})
+		r := staff.Post("/admin/api-keys/"+keyID+"/revoke", url.Values{"csrf_token": {testkit.CSRFToken(t, confirm)}, "confirm": {"yes"}})
 		if r.Status != http.StatusSeeOther {
 			t.Fatalf("revoke on A's console: %s, want 303", r)
 		}

@@ -97,6 +97,7 @@ const (
 	ActionPetEdited        = "pet.edited"
 	ActionPetsSeeded       = "pet.seeded"
 	ActionPetsExported     = "pet.exported"
+	ActionPetsBulkStatus   = "pet.bulk_status_changed"
 	ActionKeyCreated       = "apikey.created"
 	ActionKeyRevoked       = "apikey.revoked"
 	ActionUserCreated      = "user.created"
@@ -118,7 +119,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

@@ -105,6 +105,7 @@ type Store struct {
 	signIns signInState
 	idem    idempotency
 	feed    feedState
+	bulk    bulkState // the bulk jobs this process runs (bulk.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 }
@@ -531,6 +532,7 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	s.bulk.bg.Close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()

@@ -82,7 +82,19 @@ func (ui *Web) confirmRevokeAPIKey(c *gin.Context) {
 
 // revokeAPIKey revokes a key at once: htmx gets the updated row, a plain
 // form post goes back to the list.
+//
+// A post without the confirmation (confirm=yes, sent by the confirmation
+// page and by the htmx link once its dialog was accepted) revokes nothing
+// and answers with the confirmation page.
 func (ui *Web) revokeAPIKey(c *gin.Context) {
+	if c.PostForm("confirm") != "yes" {
+		if isHTMX(c) {
+			c.Header("HX-Retarget", "body")
+			c.Header("HX-Reswap", "innerHTML")
+		}
+		ui.confirmRevokeAPIKey(c)
+		return
+	}
 	id, err := apiKeyID(c)
 	if err != nil {
 		ui.fail(c, err)

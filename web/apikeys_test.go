@@ -335,7 +335,19 @@ func TestRevokeAPIKeyWithConfirmationPage(t *testing.T) {
 			t.Error("no Cancel link back to the list")
 		}
 
-		res := b.post(path, url.Values{"csrf_token": {csrf(t, confirm)}})
+		// The form carries the confirmation, and its button is styled as
+		// dangerous, not as the primary action.
+		if value(confirm, `main form input[name="confirm"]`) != "yes" || !form.Find(`button[type="submit"]`).HasClass("danger") {
+			t.Errorf("confirmation form lacks confirm=yes or the danger style:\n%s", confirm.Body)
+		}
+		// A post without the confirmation revokes nothing: it asks.
+		unconfirmed := b.post(path, url.Values{"csrf_token": {csrf(t, confirm)}})
+		wantStatus(t, unconfirmed, http.StatusOK)
+		if !apiKeyWorks(t, e, key) || unconfirmed.Doc.Find(`main form input[name="confirm"][value="yes"]`).Length() != 1 {
+			t.Fatalf("a post without confirmation revoked the key or did not ask:\n%s", unconfirmed.Body)
+		}
+
+		res := b.post(path, url.Values{"csrf_token": {csrf(t, confirm)}, "confirm": {"yes"}})
 		wantStatus(t, res, http.StatusSeeOther)
 		if loc := res.Header.Get("Location"); loc != "/admin/api-keys" {
 			t.Errorf("after revoking: Location %q", loc)
@@ -371,7 +383,10 @@ func TestRevokeAPIKeyHTMX(t *testing.T) {
 		other, otherKey, _ := liveAPIKey(t, e, b, "Other")
 		link := row.Find(`a[data-testid="revoke"]`)
 		path := fmt.Sprintf("/admin/api-keys/%d/revoke", k.ID)
-		for attr, want := range map[string]string{"hx-post": path, "hx-target": "closest tr", "hx-swap": "outerHTML"} {
+		if !link.HasClass("danger") {
+			t.Error("the Revoke link is not styled as dangerous")
+		}
+		for attr, want := range map[string]string{"hx-post": path, "hx-target": "closest tr", "hx-swap": "outerHTML", "hx-vals": `{"confirm": "yes"}`} {
 			if got := link.AttrOr(attr, ""); got != want {
 				t.Errorf("revoke link %s = %q, want %q", attr, got, want)
 			}
@@ -380,7 +395,14 @@ func TestRevokeAPIKeyHTMX(t *testing.T) {
 			t.Errorf("hx-confirm %q does not name the key and the consequence", c)
 		}
 
+		// Without the confirmation its dialog adds, htmx gets the
+		// confirmation page in place of the body, and nothing is revoked.
 		p := b.post(path, nil, "HX-Request", "true", "X-CSRF-Token", tok)
+		wantStatus(t, p, http.StatusOK)
+		if p.Header.Get("HX-Retarget") != "body" || !apiKeyWorks(t, e, key) {
+			t.Fatalf("unconfirmed htmx revoke: HX-Retarget %q, key works %v", p.Header.Get("HX-Retarget"), apiKeyWorks(t, e, key))
+		}
+		p = b.post(path, url.Values{"confirm": {"yes"}}, "HX-Request", "true", "X-CSRF-Token", tok)
 		wantStatus(t, p, http.StatusOK)
 		if !strings.HasPrefix(strings.TrimSpace(p.Body), "<tr") {
 			t.Errorf("htmx answer does not start with the row:\n%s", p.Body)

@@ -171,6 +171,10 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 		back = c.Request.Referer()
 	}
 	back = backToPets(back)
+	if c.PostForm("scope") == "all" {
+		toEveryMatch(c, back)
+		return
+	}
 	items := c.PostFormArray("pet")
 	if c.PostForm("all") == "1" {
 		items = c.PostFormArray("page")
@@ -272,4 +276,180 @@ func bulkSummary(res models.StatusChangeResult, status models.Status) string {
 		fmt.Fprintf(&b, " Skipped %d: %s.", len(skipped), strings.Join(skipped, "; "))
 	}
 	return b.String()
+}
+
+// A status change of every pet matching the list's filter: the bulk form's
+// "every pet of this filter" button leads to a confirmation page stating
+// the count (GET, so it works without JavaScript and changes nothing);
+// its form starts the change in the background (models/bulk.go) and leads
+// to the change's progress page.
+
+// bulkJobsPath is the confirmation page's address; a job's page is below it.
+const bulkJobsPath = Prefix + "/pets/bulk"
+
+// bulkJobPath is the address of bulk job id's progress page.
+func bulkJobPath(id int64) string { return bulkJobsPath + "/" + strconv.FormatInt(id, 10) }
+
+// bulkConfirmURL is the confirmation page of setting every pet of the
+// filter of the pets page back (its query) to status.
+func bulkConfirmURL(back string, status string) string {
+	v := url.Values{}
+	if u, err := url.Parse(back); err == nil {
+		v = u.Query()
+	}
+	v.Del(models.FieldAfter)
+	v.Del(models.FieldBefore)
+	v.Set("set", status)
+	return bulkJobsPath + "?" + v.Encode()
+}
+
+// toEveryMatch sends the bulk form's "every pet of this filter" choice to
+// its confirmation page.
+func toEveryMatch(c *gin.Context, back string) {
+	to := bulkConfirmURL(back, c.PostForm("status"))
+	if isHTMX(c) {
+		c.Header("HX-Redirect", to)
+		c.Status(http.StatusOK)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, to)
+}
+
+// confirmBulk asks before setting every pet of a filter to a status: how
+// many match now and which, in words. Nothing is changed.
+func (ui *Web) confirmBulk(c *gin.Context) {
+	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	status := params.Get("set")
+	params.Del("set")
+	ui.renderBulkConfirm(c, http.StatusOK, params, status, "")
+}
+
+// renderBulkConfirm shows the confirmation of setting every pet of the
+// filter params to status, with refused saying why nothing started.
+func (ui *Web) renderBulkConfirm(c *gin.Context, code int, params url.Values, status, refused string) {
+	st, ok := models.ParseStatus(status)
+	if !ok {
+		ui.fail(c, refuse(models.CodeInvalidRequest, "Choose a status", "Choose the status to set the pets to, then try again."))
+		return
+	}
+	l, kept, err := models.BulkFilter(params)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	running, busy, err := ui.store.RunningBulkJob(ctx)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	n, err := ui.store.CountMatching(ctx, l)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	v := templates.BulkConfirmView{Count: n, Total: groupDigits(int64(n)), Filter: models.FilterWords(kept),
+		FilterQuery: kept.Encode(), Status: string(st), BackURL: petsURL(l, "", 0), Error: refused}
+	if len(kept) > 0 {
+		v.BackURL = Prefix + "/pets?" + kept.Encode()
+	}
+	if busy {
+		v.Running = bulkJobPath(running.ID)
+	}
+	ui.render(c, code, templates.BulkConfirmPage(ui.page(c, "Change every matching pet", "pets"), v))
+}
+
+// startBulk starts the confirmed change and shows its progress page. A
+// post without the confirmation changes nothing and shows the
+// confirmation; while another bulk change runs, anywhere, it is refused.
+func (ui *Web) startBulk(c *gin.Context) {
+	params, err := models.ParseQueryString(c.PostForm("filter"))
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	status := c.PostForm("set")
+	if c.PostForm("confirm") != "yes" {
+		ui.renderBulkConfirm(c, http.StatusOK, params, status, "")
+		return
+	}
+	total, _ := strconv.Atoi(c.PostForm("total"))
+	job, err := ui.store.StartBulkStatus(c.Request.Context(), params, models.Status(status), total, currentUser(c).Username)
+	if errors.Is(err, models.ErrBulkRunning) {
+		ui.renderBulkConfirm(c, http.StatusConflict, params, status, "Nothing was changed: another bulk change is running.")
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, bulkJobPath(job.ID))
+}
+
+// showBulkJob shows a bulk change's progress, or its summary once it has
+// ended; htmx's polling gets only the progress region.
+func (ui *Web) showBulkJob(c *gin.Context) {
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
+		ui.fail(c, noSuchBulkJob)
+		return
+	}
+	job, err := ui.store.GetBulkJob(c.Request.Context(), id)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		err = noSuchBulkJob
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	v := bulkJobView(job)
+	if isHTMX(c) {
+		ui.render(c, http.StatusOK, templates.BulkJobProgress(v))
+		return
+	}
+	ui.render(c, http.StatusOK, templates.BulkJobPage(ui.page(c, "Bulk status change", "pets"), v))
+}
+
+// noSuchBulkJob answers a bulk change id that names nothing.
+var noSuchBulkJob = refuse(models.CodeNotFound, "Bulk change not found", "There is no such bulk change.")
+
+// bulkJobView is a job's page: its progress in words, and once ended what
+// it did.
+func bulkJobView(job models.BulkJob) templates.BulkJobView {
+	params, _ := url.ParseQuery(job.Filter)
+	v := templates.BulkJobView{ID: job.ID, Status: string(job.TargetStatus), Filter: models.FilterWords(params), Actor: job.Actor,
+		Total: job.Total, Processed: job.Processed, Done: job.State != models.BulkRunning, Failed: job.State == models.BulkFailed,
+		Error: job.Error, ProgressURL: bulkJobPath(job.ID), BackURL: Prefix + "/pets"}
+	if job.Filter != "" {
+		v.BackURL = Prefix + "/pets?" + job.Filter
+	}
+	v.ProgressText = fmt.Sprintf("%s of %s pets done", groupDigits(int64(min(job.Processed, job.Total))), groupDigits(int64(job.Total)))
+	if job.State == models.BulkFailed {
+		v.Error = "The change stopped part way: " + job.Error + " The pets not reached keep their status; start the change again to set them."
+	}
+	if !v.Done {
+		return v
+	}
+	var b strings.Builder
+	switch job.Changed {
+	case 1:
+		fmt.Fprintf(&b, "Changed 1 pet to %s.", job.TargetStatus)
+	default:
+		fmt.Fprintf(&b, "Changed %s pets to %s.", groupDigits(int64(job.Changed)), job.TargetStatus)
+	}
+	if job.Already > 0 {
+		fmt.Fprintf(&b, " %s already %s.", groupDigits(int64(job.Already)), job.TargetStatus)
+	}
+	if job.Stale > 0 {
+		fmt.Fprintf(&b, " %s changed by someone else meanwhile and left as they made them.", groupDigits(int64(job.Stale)))
+	}
+	if left := job.Total - job.Processed; left > 0 && job.State == models.BulkDone {
+		fmt.Fprintf(&b, " %s no longer matched the filter when their turn came and were not changed.", groupDigits(int64(left)))
+	}
+	v.Summary = b.String()
+	return v
 }

@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 // stored reads a pet as the store has it, with its version.
@@ -505,6 +507,137 @@ func TestBulkStatusRefused(t *testing.T) {
 			if n := len(e.petEvents(t, p.ID)); n != 1 {
 				t.Fatalf("a refused bulk change audited pet %d", p.ID)
 			}
+		}
+	})
+}
+
+// TestBulkEveryMatch: the bulk form's "every pet of this filter" leads to
+// a confirmation stating the count and the filter, which changes nothing;
+// only the confirmed post starts the change, whose page shows its summary.
+func TestBulkEveryMatch(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		rex := e.addPets(t, 25, models.StatusAvailable, "Rex")
+		e.addPets(t, 3, models.StatusAvailable, "Bo")
+		e.addPets(t, 4, models.StatusPending, "Rex pending")
+		b, tok := e.signedIn()
+
+		// The list offers it, in the bulk form.
+		list := b.get("/admin/pets?status=available&q=rex")
+		if btn := list.Doc.Find(`#bulk-form button[name="scope"][value="all"]`); btn.Length() != 1 {
+			t.Fatalf("no \"every pet of this filter\" button in the bulk form")
+		}
+		form := url.Values{"csrf_token": {tok}, "status": {"sold"}, "scope": {"all"},
+			"back": {"/admin/pets?status=available&q=rex&before=" + strconv.FormatInt(rex[20].ID, 10)}}
+		res := b.post("/admin/pets/bulk-status", form)
+		wantStatus(t, res, http.StatusSeeOther)
+		confirmURL := res.Header.Get("Location")
+		if confirmURL != "/admin/pets/bulk?q=rex&set=sold&status=available" {
+			t.Fatalf("redirect to %q; want the confirmation of the filter, every page", confirmURL)
+		}
+		htmx := b.post("/admin/pets/bulk-status", form, "HX-Request", "true")
+		if htmx.Status != http.StatusOK || htmx.Header.Get("HX-Redirect") != confirmURL {
+			t.Errorf("htmx answer %d, HX-Redirect %q; want the confirmation", htmx.Status, htmx.Header.Get("HX-Redirect"))
+		}
+
+		confirm := b.get(confirmURL)
+		wantStatus(t, confirm, http.StatusOK)
+		if h := text(confirm, "h1"); h != "Set all 25 pets to sold?" {
+			t.Errorf("heading %q", h)
+		}
+		if got := text(confirm, `[data-testid="bulk-confirm-text"]`); !strings.Contains(got, `status available, name search "rex"`) {
+			t.Errorf("confirmation text %q; want the filter in words", got)
+		}
+		if btn := confirm.Doc.Find(`[data-testid="bulk-confirm-button"]`); !btn.HasClass("danger") {
+			t.Error("the confirm button is not styled as dangerous")
+		}
+		if n := modelstest.CountPetsWithStatus(t, e.store, models.StatusSold); n != 0 {
+			t.Fatalf("%d pets sold before the confirmation", n)
+		}
+		start := url.Values{"csrf_token": {tok}, "filter": {value(confirm, `input[name="filter"]`)}, "set": {"sold"},
+			"total": {value(confirm, `input[name="total"]`)}}
+		// Without the confirmation: the confirmation again, nothing done.
+		again := b.post("/admin/pets/bulk", start)
+		wantStatus(t, again, http.StatusOK)
+		if again.Doc.Find(`[data-testid="bulk-confirm"]`).Length() != 1 {
+			t.Error("a post without confirmation did not ask for it")
+		}
+		if _, running, _ := e.store.RunningBulkJob(ctx); running || modelstest.CountPetsWithStatus(t, e.store, models.StatusSold) != 0 {
+			t.Fatal("a post without confirmation started the change")
+		}
+
+		start.Set("confirm", "yes")
+		res = b.post("/admin/pets/bulk", start)
+		wantStatus(t, res, http.StatusSeeOther)
+		jobURL := res.Header.Get("Location")
+		if !strings.HasPrefix(jobURL, "/admin/pets/bulk/") {
+			t.Fatalf("redirect to %q; want the job's page", jobURL)
+		}
+		e.store.WaitBulkJobs()
+		done := b.get(jobURL)
+		wantStatus(t, done, http.StatusOK)
+		if got := text(done, `[data-testid="bulk-job-summary"]`); got != "Changed 25 pets to sold." {
+			t.Errorf("summary %q", got)
+		}
+		if done.Doc.Find(`[hx-trigger]#bulk-job`).Length() != 0 {
+			t.Error("an ended job's page still polls")
+		}
+		if got := modelstest.CountPetsWithStatus(t, e.store, models.StatusSold); got != 25 {
+			t.Errorf("%d pets sold; want the 25 matching", got)
+		}
+		events, _, err := e.store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionPetsBulkStatus, Limit: 5})
+		if err != nil || len(events) != 1 || events[0].Actor != staffName {
+			t.Errorf("bulk audit events %+v, %v; want one by %s", events, err, staffName)
+		}
+	})
+}
+
+// TestBulkEveryMatchWhileRunning: while a bulk change runs (on any
+// instance) the confirmation says so and offers no button, and a confirmed
+// post is refused with 409, nothing started; a running job's page polls
+// and links to itself for a refresh without JavaScript.
+func TestBulkEveryMatchWhileRunning(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		e.addPets(t, 3, models.StatusAvailable, "Rex")
+		job, err := e.store.InsertOrphanBulkJob(ctx, time.Now().Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, tok := e.signedIn()
+		jobURL := "/admin/pets/bulk/" + strconv.FormatInt(job.ID, 10)
+		confirm := b.get("/admin/pets/bulk?set=sold")
+		wantStatus(t, confirm, http.StatusOK)
+		if confirm.Doc.Find(`[data-testid="bulk-confirm-button"]`).Length() != 0 ||
+			confirm.Doc.Find(`[data-testid="bulk-running"] a`).AttrOr("href", "") != jobURL {
+			t.Errorf("confirmation while a job runs:\n%s", confirm.Body)
+		}
+		res := b.post("/admin/pets/bulk", url.Values{"csrf_token": {tok}, "filter": {""}, "set": {"sold"}, "total": {"3"}, "confirm": {"yes"}})
+		wantStatus(t, res, http.StatusConflict)
+		if !strings.Contains(text(res, `[data-testid="bulk-error"]`), "another bulk change is running") {
+			t.Errorf("refusal %q", text(res, `[data-testid="bulk-error"]`))
+		}
+		if n := modelstest.CountPetsWithStatus(t, e.store, models.StatusSold); n != 0 {
+			t.Errorf("%d pets sold by a refused change", n)
+		}
+		p := b.get(jobURL)
+		wantStatus(t, p, http.StatusOK)
+		region := p.Doc.Find(`#bulk-job`)
+		if region.AttrOr("hx-trigger", "") != "every 1s" || region.AttrOr("hx-get", "") != jobURL ||
+			p.Doc.Find(`[data-testid="bulk-refresh"]`).AttrOr("href", "") != jobURL {
+			t.Errorf("running job's page does not poll or offer a refresh:\n%s", p.Body)
+		}
+		if got := text(p, `label[for="bulk-progress"]`); got != "4 of 10 pets done" {
+			t.Errorf("progress %q", got)
+		}
+		partial := b.get(jobURL, "HX-Request", "true")
+		if partial.Doc.Find("h1").Length() != 0 || partial.Doc.Find("#bulk-job").Length() != 1 {
+			t.Errorf("htmx poll answer is not the progress region alone:\n%s", partial.Body)
+		}
+		if p := b.get("/admin/pets/bulk/999999"); p.Status != http.StatusNotFound {
+			t.Errorf("unknown job: %d", p.Status)
 		}
 	})
 }

@@ -23,6 +23,9 @@ func (ui *Web) registerPets(r gin.IRouter) {
 	r.GET("/pets/:id", ui.showPet)
 	r.POST("/pets/:id", ui.editPet)                  // editor or admin
 	r.POST("/pets/bulk-status", ui.changePetsStatus) // editor or admin
+	r.GET("/pets/bulk", ui.confirmBulk)              // every pet of a filter: editor or admin
+	r.POST("/pets/bulk", ui.startBulk)
+	r.GET("/pets/bulk/:id", ui.showBulkJob)
 }
 
 // petsPageSize is how many pets a console page shows.

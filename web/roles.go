@@ -49,6 +49,9 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/pets/:id/status":  editor,
 	"POST " + Prefix + "/pets/:id":         editor, // a pet's edit form
 	"POST " + Prefix + "/pets/bulk-status": editor,
+	"GET " + Prefix + "/pets/bulk":         editor, // confirm a change of every pet of a filter
+	"POST " + Prefix + "/pets/bulk":        editor,
+	"GET " + Prefix + "/pets/bulk/:id":     editor, // its progress
 
 	"POST " + Prefix + "/api-keys":                 admin,
 	"GET " + Prefix + "/api-keys/:id/revoke":       admin,

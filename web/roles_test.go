@@ -130,7 +130,7 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"POST", "/admin/password", "/admin/password", wrongPassword, everyone(http.StatusUnprocessableEntity)},
 		{"GET", "/admin/sessions", "/admin/sessions", nil, everyone(http.StatusOK)},
 		{"POST", "/admin/sessions/end", "/admin/sessions/end", fixed(url.Values{"session": {"no-such-session"}}), everyone(http.StatusSeeOther)},
-		{"POST", "/admin/sessions/end-others", "/admin/sessions/end-others", nil, everyone(http.StatusSeeOther)},
+		{"POST", "/admin/sessions/end-others", "/admin/sessions/end-others", fixed(url.Values{"confirm": {"yes"}}), everyone(http.StatusSeeOther)},
 
 		{"GET", "/admin/pets/:id", "/admin/pets/" + p, nil, everyone(http.StatusOK)},
 		{"GET", "/admin/pets/export.csv", "/admin/pets/export.csv?status=sold", nil, everyone(http.StatusOK)},
@@ -140,19 +140,22 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		}, editors(http.StatusSeeOther)},
 		{"POST", "/admin/pets/bulk-status", "/admin/pets/bulk-status",
 			fixed(url.Values{"pet": {p + ":1"}, "status": {"available"}, "back": {"/admin/pets"}}), editors(http.StatusSeeOther)},
+		{"GET", "/admin/pets/bulk", "/admin/pets/bulk?set=sold&status=pending", nil, editors(http.StatusOK)},
+		{"POST", "/admin/pets/bulk", "/admin/pets/bulk", fixed(url.Values{"filter": {"status=pending"}, "set": {"sold"}}), editors(http.StatusOK)},
+		{"GET", "/admin/pets/bulk/:id", "/admin/pets/bulk/999999", nil, editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
 
 		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}, "scope": {"pets:read"}}), admins(http.StatusOK)},
 		{"GET", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusOK)},
-		{"POST", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusSeeOther)},
+		{"POST", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", fixed(url.Values{"confirm": {"yes"}}), admins(http.StatusSeeOther)},
 		{"POST", "/admin/users", "/admin/users", func(r models.Role) url.Values {
 			return url.Values{"username": {"new-" + string(r)}, "password": {memberPassword}, "role": {"viewer"}}
 		}, admins(http.StatusSeeOther)},
 		{"POST", "/admin/users/:id/role", "/admin/users/" + m + "/role", fixed(url.Values{"role": {"viewer"}}), admins(http.StatusSeeOther)},
-		{"POST", "/admin/users/:id/disable", "/admin/users/" + m + "/disable", nil, admins(http.StatusSeeOther)},
+		{"POST", "/admin/users/:id/disable", "/admin/users/" + m + "/disable", fixed(url.Values{"confirm": {"yes"}}), admins(http.StatusSeeOther)},
 		{"POST", "/admin/users/:id/enable", "/admin/users/" + m + "/enable", nil, admins(http.StatusSeeOther)},
-		{"POST", "/admin/users/:id/end-sessions", "/admin/users/" + m + "/end-sessions", nil, admins(http.StatusSeeOther)},
-		{"POST", "/admin/users/:id/reset-password", "/admin/users/" + m + "/reset-password", nil, admins(http.StatusOK)},
+		{"POST", "/admin/users/:id/end-sessions", "/admin/users/" + m + "/end-sessions", fixed(url.Values{"confirm": {"yes"}}), admins(http.StatusSeeOther)},
+		{"POST", "/admin/users/:id/reset-password", "/admin/users/" + m + "/reset-password", fixed(url.Values{"confirm": {"yes"}}), admins(http.StatusOK)},
 
 		{"GET", "/admin/webhooks", "/admin/webhooks", nil, admins(http.StatusOK)},
 		{"POST", "/admin/webhooks", "/admin/webhooks", fixed(url.Values{"url": {"https://partner.example/new-hook"}}), admins(http.StatusOK)},
@@ -600,7 +603,7 @@ func TestLastAdminConcurrentRequests(t *testing.T) {
 				action := "/role"
 				form := url.Values{"csrf_token": {tok}, "role": {"viewer"}}
 				if i%4 >= 2 {
-					action, form = "/disable", url.Values{"csrf_token": {tok}}
+					action, form = "/disable", url.Values{"csrf_token": {tok}, "confirm": {"yes"}}
 				}
 				<-start
 				statuses[i], _, errs[i] = goDo(e, b, http.MethodPost, "/admin/users/"+strconv.FormatInt(target, 10)+action, form)

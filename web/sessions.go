@@ -69,6 +69,12 @@ func (ui *Web) endOtherSessions(c *gin.Context) {
 		ui.fail(c, errors.New("a signed-in request without a stored session"))
 		return
 	}
+	ask := templates.ConfirmView{Heading: "Sign out everywhere else?", Button: "Sign out everywhere else",
+		Warning: "Every other browser signed in to your account is signed out at once; this one stays signed in.",
+		Action:  Prefix + "/sessions/end-others", CancelURL: Prefix + "/sessions"}
+	if !ui.confirmed(c, "sessions", ask) {
+		return
+	}
 	n, err := ui.store.EndOtherSessions(c.Request.Context(), currentUser(c).ID, this)
 	if err != nil {
 		ui.fail(c, err)

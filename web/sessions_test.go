@@ -136,7 +136,16 @@ func TestYourSessions(t *testing.T) {
 		// Everywhere else, with htmx: the list comes back with a message.
 		sa, _ := e.signedInWith(safariUA)
 		ch2, _ := e.signedInWith(chromeUA)
-		p = fx.post("/admin/sessions/end-others", url.Values{}, "HX-Request", "true", "X-CSRF-Token", tok)
+		// Asked first: the form's htmx dialog adds the confirmation; a post
+		// without it (no JavaScript) gets the question and signs no one out.
+		list := fx.get("/admin/sessions")
+		if f := list.Doc.Find(`form[action="/admin/sessions/end-others"]`); f.AttrOr("hx-confirm", "") == "" ||
+			f.AttrOr("hx-vals", "") != `{"confirm": "yes"}` || !f.Find("button").HasClass("danger") {
+			t.Errorf("the sign-out-everywhere-else form does not ask first or is not styled as dangerous")
+		}
+		wantConfirmation(t, fx.post("/admin/sessions/end-others", url.Values{"csrf_token": {tok}}), "/admin/sessions/end-others", "Sign out everywhere else?")
+		wantStatus(t, sa.get("/admin/pets"), http.StatusOK)
+		p = fx.post("/admin/sessions/end-others", url.Values{"confirm": {"yes"}}, "HX-Request", "true", "X-CSRF-Token", tok)
 		wantStatus(t, p, http.StatusOK)
 		if strings.Contains(p.Body, "<html") || p.Doc.Find("section#sessions-section").Length() != 1 {
 			t.Fatalf("htmx got more or less than the section:\n%s", p.Body)

@@ -252,7 +252,12 @@ func (ui *Web) findMember(c *gin.Context) (models.User, error) {
 // page, or the page with why the action was refused (a conflict, such as
 // the last enabled account). A member may not disable or reset their own
 // account from here: they would lock themself out by mistake.
-func (ui *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context.Context, id int64, actor string) (models.User, error), done string) {
+//
+// A dangerous action (ask not nil) acts only on a post that carries the
+// confirmation; any other post answers with ask's confirmation page and
+// changes nothing.
+func (ui *Web) memberAction(c *gin.Context, notSelf string, ask func(u models.User) templates.ConfirmView,
+	act func(ctx context.Context, id int64, actor string) (models.User, error), done string) {
 	target, err := ui.findMember(c)
 	if err != nil {
 		ui.fail(c, err)
@@ -260,6 +265,9 @@ func (ui *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context
 	}
 	if notSelf != "" && target.ID == currentUser(c).ID {
 		ui.renderMember(c, http.StatusConflict, target, "", notSelf)
+		return
+	}
+	if ask != nil && !ui.confirmed(c, "users", ask(target)) {
 		return
 	}
 	u, err := act(c.Request.Context(), target.ID, currentUser(c).Username)
@@ -284,25 +292,37 @@ func (ui *Web) memberAction(c *gin.Context, notSelf string, act func(ctx context
 // last enabled admin keeps the role (a conflict, shown on the page).
 func (ui *Web) setMemberRole(c *gin.Context) {
 	role := models.Role(c.PostForm("role"))
-	ui.memberAction(c, "", func(ctx context.Context, id int64, actor string) (models.User, error) {
+	ui.memberAction(c, "", nil, func(ctx context.Context, id int64, actor string) (models.User, error) {
 		return ui.store.SetRole(ctx, id, role, actor)
 	}, "{name} is now "+withArticle(role)+".")
 }
 
 // disableMember disables an account: its sessions end at once.
 func (ui *Web) disableMember(c *gin.Context) {
-	ui.memberAction(c, "You cannot disable your own account.", ui.store.DisableUser,
+	ask := func(u models.User) templates.ConfirmView {
+		return memberConfirm(u, "disable", "Disable "+u.Username+"'s account?", "Disable account",
+			u.Username+"'s sessions end at once and sign-in is refused until an admin enables the account again. Their API keys keep working until revoked.")
+	}
+	ui.memberAction(c, "You cannot disable your own account.", ask, ui.store.DisableUser,
 		"{name} is disabled: their sessions have ended and sign-in is refused. Their API keys keep working until revoked.")
 }
 
 // enableMember enables an account again.
 func (ui *Web) enableMember(c *gin.Context) {
-	ui.memberAction(c, "", ui.store.EnableUser, "{name} is enabled and can sign in again.")
+	ui.memberAction(c, "", nil, ui.store.EnableUser, "{name} is enabled and can sign in again.")
 }
 
 // endMemberSessions signs an account out everywhere.
 func (ui *Web) endMemberSessions(c *gin.Context) {
-	ui.memberAction(c, "", ui.store.EndSessions, "All sessions of {name} have ended.")
+	ask := func(u models.User) templates.ConfirmView {
+		if u.ID == currentUser(c).ID {
+			return memberConfirm(u, "end-sessions", "End all your sessions?", "End all sessions",
+				"Every browser signed in to your account is signed out at once, this one included: you will sign in again.")
+		}
+		return memberConfirm(u, "end-sessions", "End all of "+u.Username+"'s sessions?", "End all sessions",
+			u.Username+" is signed out of every browser at once and must sign in again.")
+	}
+	ui.memberAction(c, "", ask, ui.store.EndSessions, "All sessions of {name} have ended.")
 }
 
 // resetMemberPassword gives an account a one-time password and shows it in
@@ -318,10 +338,39 @@ func (ui *Web) resetMemberPassword(c *gin.Context) {
 		ui.renderMember(c, http.StatusConflict, target, "", "You cannot reset your own password here: change it on the Staff page.")
 		return
 	}
+	ask := memberConfirm(target, "reset-password", "Reset "+target.Username+"'s password?", "Reset password",
+		target.Username+"'s password stops working and their sessions end at once. A one-time password is shown once on the next page: give it to them; they must choose a new password when they sign in with it.")
+	if !ui.confirmed(c, "users", ask) {
+		return
+	}
 	u, otp, err := ui.store.ResetPassword(c.Request.Context(), target.ID, currentUser(c).Username)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
 	ui.renderMember(c, http.StatusOK, u, otp, "")
+}
+
+// memberConfirm is the confirmation of a dangerous action on member u's
+// account.
+func memberConfirm(u models.User, action, heading, button, warning string) templates.ConfirmView {
+	return templates.ConfirmView{Heading: heading, Warning: warning, Button: button,
+		Action: templates.MemberPath(u.ID) + "/" + action, CancelURL: templates.MemberPath(u.ID)}
+}
+
+// confirmed reports whether the post carries the confirmation of a
+// dangerous action (confirm=yes, which only the confirmation page and the
+// htmx forms that asked first send); otherwise it answers with the
+// confirmation page v, in the navigation's section, having changed
+// nothing. An htmx request gets the page in place of the whole body.
+func (ui *Web) confirmed(c *gin.Context, section string, v templates.ConfirmView) bool {
+	if c.PostForm("confirm") == "yes" {
+		return true
+	}
+	if isHTMX(c) {
+		c.Header("HX-Retarget", "body")
+		c.Header("HX-Reswap", "innerHTML")
+	}
+	ui.render(c, http.StatusOK, templates.ConfirmPage(ui.page(c, v.Heading, section), v))
+	return false
 }

@@ -359,7 +359,11 @@ func TestDisableMember(t *testing.T) {
 		wantStatus(t, b.post(member+"/disable", url.Values{"csrf_token": {"forged"}}), http.StatusForbidden)
 		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
 
-		p := b.post(member+"/disable", url.Values{"csrf_token": {tok}})
+		// Without the confirmation: the question, nothing done.
+		wantConfirmation(t, b.post(member+"/disable", url.Values{"csrf_token": {tok}}), member+"/disable", "Disable bob's account?")
+		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
+
+		p := b.post(member+"/disable", url.Values{"csrf_token": {tok}, "confirm": {"yes"}})
 		wantStatus(t, p, http.StatusSeeOther)
 		if loc := p.Header.Get("Location"); loc != member {
 			t.Errorf("Location %q", loc)
@@ -420,7 +424,10 @@ func TestResetMemberPassword(t *testing.T) {
 		b, tok := e.signedIn()
 		member := fmt.Sprintf("/admin/users/%d", id)
 
-		p := b.post(member+"/reset-password", url.Values{"csrf_token": {tok}})
+		wantConfirmation(t, b.post(member+"/reset-password", url.Values{"csrf_token": {tok}}), member+"/reset-password", "Reset bob's password?")
+		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
+
+		p := b.post(member+"/reset-password", url.Values{"csrf_token": {tok}, "confirm": {"yes"}})
 		wantStatus(t, p, http.StatusOK)
 		otp := p.Doc.Find(`[data-testid="one-time-password"] input`).AttrOr("value", "")
 		if len(otp) != 24 {
@@ -517,7 +524,11 @@ func TestEndMemberSessions(t *testing.T) {
 		wantStatus(t, bob2.signInAs("bob", otherPassword), http.StatusSeeOther)
 		b, tok := e.signedIn()
 
-		p := b.post(fmt.Sprintf("/admin/users/%d/end-sessions", id), url.Values{"csrf_token": {tok}})
+		end := fmt.Sprintf("/admin/users/%d/end-sessions", id)
+		wantConfirmation(t, b.post(end, url.Values{"csrf_token": {tok}}), end, "End all of bob's sessions?")
+		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
+
+		p := b.post(end, url.Values{"csrf_token": {tok}, "confirm": {"yes"}})
 		wantStatus(t, p, http.StatusSeeOther)
 		if got := text(b.get(fmt.Sprintf("/admin/users/%d", id)), `[data-testid="flash"]`); got != "All sessions of bob have ended." {
 			t.Errorf("flash %q", got)
@@ -531,9 +542,25 @@ func TestEndMemberSessions(t *testing.T) {
 		// Ending one's own sessions signs this browser out too.
 		other, _ := e.signedIn()
 		me, _ := e.store.FindUser(context.Background(), staffName)
-		p = b.post(fmt.Sprintf("/admin/users/%d/end-sessions", me.ID), url.Values{"csrf_token": {tok}})
+		p = b.post(fmt.Sprintf("/admin/users/%d/end-sessions", me.ID), url.Values{"csrf_token": {tok}, "confirm": {"yes"}})
 		wantStatus(t, p, http.StatusSeeOther)
 		wantSignedOut(t, b)
 		wantSignedOut(t, other)
 	})
+}
+
+// wantConfirmation checks that a dangerous action posted without its
+// confirmation answered with the question: a form posting the action
+// again with confirm=yes, its button styled as dangerous, and a Cancel.
+func wantConfirmation(t *testing.T, p page, action, heading string) {
+	t.Helper()
+	wantStatus(t, p, http.StatusOK)
+	form := p.Doc.Find(`[data-testid="confirm"] form`)
+	if got := text(p, "h1"); got != heading {
+		t.Errorf("confirmation heading %q, want %q", got, heading)
+	}
+	if form.AttrOr("action", "") != action || form.Find(`input[name="confirm"]`).AttrOr("value", "") != "yes" ||
+		!form.Find(`button[type="submit"]`).HasClass("danger") || form.Find(`a[role="button"]`).Text() != "Cancel" {
+		t.Errorf("confirmation of %s:\n%s", action, p.Body)
+	}
 }
