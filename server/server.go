@@ -52,7 +52,10 @@ type Deps struct {
 }
 
 // Handler is the whole HTTP surface.
-type Handler struct{ engine *gin.Engine }
+type Handler struct {
+	engine *gin.Engine
+	serve  http.Handler // engine behind compression
+}
 
 // New builds the HTTP surface over d. ctx bounds the console's start (it
 // reads or creates the session keys).
@@ -92,7 +95,11 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		a.Recover(c, err)
 	}))
 	routes(r, a, console, d.TestRoutes)
-	return &Handler{engine: r}, nil
+	serve, err := compressed(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{engine: r, serve: serve}, nil
 }
 
 // routes mounts every route, and the answers for paths and methods that
@@ -126,7 +133,7 @@ func byPart(inConsole, other gin.HandlerFunc) gin.HandlerFunc {
 // the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req.Header.Del("X-Forwarded-Prefix")
-	h.engine.ServeHTTP(w, req)
+	h.serve.ServeHTTP(w, req)
 }
 
 // Routes lists every route (method and path pattern). It is a test hook:

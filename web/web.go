@@ -249,7 +249,8 @@ func (ui *Web) pageWithoutSession(c *gin.Context, title, section string) templat
 	p := ui.pageFrame(c, title, section)
 	if session(c) != nil {
 		if s, err := ui.sessions.Get(c.Request, ui.cookie); err == nil {
-			p.CSRFToken, _ = s.Values[keyCSRF].(string)
+			tok, _ := s.Values[keyCSRF].(string)
+			p.CSRFToken = maskToken(tok)
 		}
 	}
 	return p
