@@ -23,6 +23,7 @@ import (
 	"petstore/api"
 	"petstore/config"
 	"petstore/models"
+	"petstore/static"
 	"petstore/web"
 )
 
@@ -110,6 +111,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 func routes(r *gin.Engine, a *api.API, console *web.Web, testRoutes func(gin.IRoutes)) {
 	a.Register(r)       // GET /healthz, /readyz; /v1: GET and HEAD openapi.json, pets, pets/:petId and events; POST pets
 	console.Register(r) // GET /; GET and HEAD /static/*file; /admin: sign-in, pets, API keys, webhooks, users, audit
+	r.GET(static.FaviconPath, gin.WrapH(static.Favicon()))
 	if testRoutes != nil {
 		testRoutes(r)
 	}

@@ -29,6 +29,8 @@ func newDocsView() templates.DocsView {
 		SwaggerJS:  rel("vendor/swagger-ui-5.35.0/swagger-ui-bundle.js"),
 		DocsCSS:    rel("css/docs.css"),
 		DocsJS:     rel("js/docs.js"),
+		Favicon:    rel("img/favicon.svg"),
+		ConsoleURL: strings.TrimPrefix(Prefix, "/"),
 	}
 }
 

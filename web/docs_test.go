@@ -12,7 +12,8 @@ import (
 
 // TestDocs checks the API reference page without a browser: public (no
 // session, no cookie), under the console's CSP with no inline code, and
-// every URL it loads, relative to the page, answers with what it should.
+// every URL it loads, relative to the page, answers with what it should;
+// it links the console and its icon, and the console links it back.
 // The browser journey TestBrowserDocs renders it.
 func TestDocs(t *testing.T) {
 	t.Parallel()
@@ -68,6 +69,26 @@ func TestDocs(t *testing.T) {
 			href, _ := s.Attr("href")
 			fetch("stylesheet", href, "text/css")
 		})
+
+		icon, _ := p.Doc.Find(`head link[rel="icon"]`).Attr("href")
+		fetch("icon", icon, "image/svg+xml")
+		// The reference leads to the console, and the console back to it.
+		console, _ := p.Doc.Find(`header a[data-testid="console-link"]`).Attr("href")
+		if u, _ := page.Parse(console); console == "" || strings.HasPrefix(console, "/") || u.Path != "/admin" {
+			t.Errorf("the link to the console is %q, want one relative to the page, to /admin", console)
+		}
+		staff, _ := e.signedIn()
+		pets := staff.get("/admin/pets")
+		if l := pets.Doc.Find(`header nav a[href="/docs"]`); l.Length() != 1 || strings.TrimSpace(l.Text()) != "API reference" {
+			t.Errorf("the console's navigation has %d links to /docs (%q), want one, \"API reference\"", l.Length(), l.Text())
+		}
+		if href, _ := pets.Doc.Find(`head link[rel="icon"]`).Attr("href"); href != "/"+icon {
+			t.Errorf("the console links the icon %q, the reference %q", href, icon)
+		}
+		// Browsers that find no icon named ask for /favicon.ico.
+		if fav := b.get("/favicon.ico"); fav.Status != http.StatusFound || fav.Header.Get("Location") != "/"+icon {
+			t.Errorf("GET /favicon.ico: %d to %q, want 302 to /%s", fav.Status, fav.Header.Get("Location"), icon)
+		}
 
 		root := p.Doc.Find("#swagger-ui")
 		spec, _ := root.Attr("data-spec-url")

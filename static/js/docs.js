@@ -7,17 +7,47 @@
 // inline <style> the CSP refuses. No validator badge (it would call
 // validator.swagger.io), and a key pasted into Authorize stays in this
 // tab's memory only (persistAuthorization: false keeps it out of
-// localStorage). Only the methods the API has can be tried.
+// localStorage). Only the methods the API has can be tried. No deep links:
+// Swagger UI puts each one inside the operation's toggle button, a link
+// inside a button that keyboard and screen reader users cannot reach
+// apart (and a target too small to tap).
 (function () {
   "use strict";
+  // Swagger UI's own dark theme hangs on html.dark-mode: follow the
+  // system's scheme, as the page's frame (docs.css) does.
+  var dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+  function scheme() {
+    document.documentElement.classList.toggle("dark-mode", !!(dark && dark.matches));
+  }
+  scheme();
+  if (dark && dark.addEventListener) dark.addEventListener("change", scheme);
+
   var root = document.getElementById("swagger-ui");
   if (!root || typeof window.SwaggerUIBundle !== "function") return;
+
+  // Swagger UI renders some controls without a name; name them as they
+  // appear (it renders again as the reader opens operations): the server
+  // choice, and each parameter's field by the parameter's name.
+  function name() {
+    var servers = root.querySelector("select#servers:not([aria-label])");
+    if (servers) servers.setAttribute("aria-label", "Server");
+    root.querySelectorAll("tr[data-param-name]").forEach(function (row) {
+      row.querySelectorAll("select:not([aria-label]), input:not([aria-label]), textarea:not([aria-label])").forEach(function (c) {
+        c.setAttribute("aria-label", row.getAttribute("data-param-name"));
+      });
+    });
+  }
+  new MutationObserver(name).observe(root, { childList: true, subtree: true });
+
   window.ui = window.SwaggerUIBundle({
     url: new URL(root.getAttribute("data-spec-url"), document.baseURI).href,
     domNode: root,
     layout: "BaseLayout",
     validatorUrl: null,
-    deepLinking: true,
+    deepLinking: false,
+    // Plain examples: the highlighter's colours are inline styles, some
+    // under 4.5:1 on its dark background, that no stylesheet can reach.
+    syntaxHighlight: { activated: false },
     tryItOutEnabled: true,
     persistAuthorization: false,
     displayRequestDuration: true,
