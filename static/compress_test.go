@@ -90,11 +90,20 @@ func TestCompressedFiles(t *testing.T) {
 			t.Errorf("%s without Accept-Encoding: Content-Encoding %q, Vary %q, %d bytes of %d", name,
 				plain.Header.Get("Content-Encoding"), plain.Header.Get("Vary"), len(plainBody), len(disk))
 		}
+		// Where both are accepted, the smaller of the two is sent.
+		_, zb := get(t, srv, "GET", path, "zstd")
+		_, gb := get(t, srv, "GET", path, "gzip")
+		smaller := "zstd"
+		if len(gb) < len(zb) {
+			smaller = "gzip"
+		}
 		for _, tc := range []struct{ accept, want string }{
-			{"gzip, deflate, br, zstd", "zstd"},
+			{"gzip, deflate, br, zstd", smaller},
+			{"zstd", "zstd"},
 			{"gzip", "gzip"},
 			{"zstd;q=0, gzip", "gzip"},
-			{"*", "zstd"},
+			{"gzip;q=0.000, zstd", "zstd"},
+			{"*", smaller},
 			{"gzip;q=0", ""},
 			{"br", ""},
 		} {
@@ -130,6 +139,9 @@ func TestCompressedFiles(t *testing.T) {
 		}
 		// HEAD states what GET would send.
 		head, body := get(t, srv, "HEAD", path, "zstd")
+		if len(zb) == 0 || len(gb) == 0 {
+			t.Errorf("%s: %d bytes in zstd, %d in gzip", name, len(zb), len(gb))
+		}
 		get1, getBody := get(t, srv, "GET", path, "zstd")
 		if len(body) != 0 || head.Header.Get("Content-Encoding") != "zstd" || head.Header.Get("Content-Length") != strconv.Itoa(len(getBody)) ||
 			head.Header.Get("ETag") != get1.Header.Get("ETag") {

@@ -55,9 +55,8 @@ type encodedBody struct {
 	body []byte // nil when the coding does not make the file smaller
 }
 
-// A coding the handler serves, in the order it prefers them: zstd is
-// smaller and faster to decode than gzip; every current browser sends
-// both.
+// A coding the handler serves. A client that accepts both gets the
+// smaller body of the two (every current browser accepts both).
 type coding struct {
 	name string // as in Accept-Encoding and Content-Encoding
 	tag  string // added to the ETag: each coding is a representation of its own
@@ -235,23 +234,32 @@ func Handler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		if st, err := f.Stat(); err == nil && st.Size() >= minEncoded {
 			h.Set("Vary", "Accept-Encoding")
+			// Of the codings the client accepts, the smaller body: zstd
+			// for Swagger UI's bundle, gzip at its best level for most
+			// smaller files.
 			ae := r.Header.Get("Accept-Encoding")
+			best := -1
+			var body []byte
 			for i, c := range codings {
 				if !accepts(ae, c.name) {
 					continue
 				}
-				if body := a.encodedBody(i); body != nil {
-					h.Set("Content-Encoding", c.name)
-					h.Set("ETag", `"`+a.contentHash()+c.tag+`"`)
-					// ServeContent states no length for an encoded body;
-					// without one a browser cannot show a download's
-					// progress. A range request gets its own from it.
-					if r.Header.Get("Range") == "" {
-						h.Set("Content-Length", strconv.Itoa(len(body)))
-					}
-					http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
-					return
+				if b := a.encodedBody(i); b != nil && (body == nil || len(b) < len(body)) {
+					best, body = i, b
 				}
+			}
+			if best >= 0 {
+				c := codings[best]
+				h.Set("Content-Encoding", c.name)
+				h.Set("ETag", `"`+a.contentHash()+c.tag+`"`)
+				// ServeContent states no length for an encoded body;
+				// without one a browser cannot show a download's
+				// progress. A range request gets its own from it.
+				if r.Header.Get("Range") == "" {
+					h.Set("Content-Length", strconv.Itoa(len(body)))
+				}
+				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+				return
 			}
 		}
 		h.Set("ETag", `"`+a.contentHash()+`"`)
