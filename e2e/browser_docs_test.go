@@ -61,7 +61,7 @@ func TestBrowserDocs(t *testing.T) {
 	if got, want := strings.Join(ops, ", "), "GET /pets, POST /pets, GET /pets/{petId} deprecated, GET /events"; got != want {
 		t.Errorf("operations %q, want %q", got, want)
 	}
-	info := j.text(".swagger-ui .information-container")
+	info := j.text(`[data-testid="api-intro"]`)
 	for _, want := range []string{"Animal Store API", "invalid_request", "unauthorized", "not_found", "gone", "rate_limited",
 		"unavailable", `rel="next"`, "5 December 2030", "RateLimit"} {
 		if !strings.Contains(info, want) {

@@ -1,6 +1,10 @@
 package templates
 
-import "petstore/static"
+import (
+	"github.com/a-h/templ"
+
+	"petstore/static"
+)
 
 // siteIcon is the URL of the site's icon, which every console page's head
 // links (the API reference links it relative to its page).
@@ -17,4 +21,11 @@ type DocsView struct {
 	SwaggerCSS, SwaggerJS, DocsCSS, DocsJS string
 	// Favicon is the site's icon; ConsoleURL the staff console.
 	Favicon, ConsoleURL string
+	// Title, Version and Description are the document's info, shown by
+	// the page itself rather than by Swagger UI: they are there at the
+	// first paint, not seconds later once its 1.7 MB of script has run.
+	// Description is the document's Markdown as HTML (web renders it,
+	// escaping any HTML in it).
+	Title, Version string
+	Description    templ.Component
 }

@@ -54,10 +54,13 @@ func TestDocs(t *testing.T) {
 				t.Errorf("%s %s: %d %q, want 200 %s", what, u.RequestURI(), got.Status, got.Header.Get("Content-Type"), wantType)
 			}
 		}
+		// docs.js, which loads Swagger UI's bundle after the first paint.
 		scripts := p.Doc.Find("script")
-		if scripts.Length() != 2 {
-			t.Errorf("%d scripts, want Swagger UI and docs.js", scripts.Length())
+		if scripts.Length() != 1 {
+			t.Errorf("%d scripts, want docs.js", scripts.Length())
 		}
+		bundle, _ := p.Doc.Find("#swagger-ui").Attr("data-swagger-js")
+		fetch("Swagger UI", bundle, "text/javascript")
 		scripts.Each(func(_ int, s *goquery.Selection) {
 			src, _ := s.Attr("src")
 			if strings.TrimSpace(s.Text()) != "" {
@@ -88,6 +91,16 @@ func TestDocs(t *testing.T) {
 		// Browsers that find no icon named ask for /favicon.ico.
 		if fav := b.get("/favicon.ico"); fav.Status != http.StatusFound || fav.Header.Get("Location") != "/"+icon {
 			t.Errorf("GET /favicon.ico: %d to %q, want 302 to /%s", fav.Status, fav.Header.Get("Location"), icon)
+		}
+
+		// The document's title and introduction are in the page itself,
+		// its Markdown as HTML: they paint before Swagger UI has loaded.
+		intro := p.Doc.Find(`[data-testid="api-intro"]`)
+		if h := strings.Join(strings.Fields(intro.Find("h1").Text()), " "); !strings.HasPrefix(h, "Animal Store API ") {
+			t.Errorf("the page's heading is %q, want the document's title and version", h)
+		}
+		if intro.Find("p strong").Length() == 0 || intro.Find("li code").Length() == 0 || strings.Contains(intro.Text(), "**") {
+			t.Errorf("the introduction is not the document's Markdown as HTML:\n%s", intro.Text())
 		}
 
 		root := p.Doc.Find("#swagger-ui")
