@@ -46,36 +46,36 @@ func compressed(h http.Handler) (http.Handler, error) {
 	}), nil
 }
 
-// weakTagWriter sits under the compressing writer and makes the ETag of a
-// compressed answer weak, as nginx does: the compressed bytes are not the bytes the strong
-// tag names, but a revalidation with the weak tag still matches (If-None-Match
-// compares weakly, in the API and in http.ServeContent alike). It also
-// drops what the compressing writer would write after a handler hijacked
-// the connection (the CSV export's abort), which net/http would log.
+// weakTagWriter sits under the compressing writer and makes the ETag of
+// every answer to a request that accepts compression weak, as nginx does
+// for what it compresses: compressed bytes are not the bytes a strong tag
+// names. Every such answer, not only the compressed ones, so that a 304
+// carries the tag its 200 did, whatever that one's size; a revalidation
+// with the weak tag still matches (If-None-Match compares weakly, in the
+// API and in http.ServeContent alike). A request without Accept-Encoding
+// keeps the strong tag. It also drops what the compressing writer would
+// write after a handler hijacked the connection (the CSV export's abort),
+// which net/http would log.
 type weakTagWriter struct {
 	http.ResponseWriter
 	done     bool // the header went out
 	hijacked bool
 }
 
-func (w *weakTagWriter) weaken(status int) {
+func (w *weakTagWriter) weaken() {
 	if w.done {
 		return
 	}
 	w.done = true
 	h := w.ResponseWriter.Header()
-	tag := h.Get("Etag")
-	if tag == "" || strings.HasPrefix(tag, "W/") {
-		return
-	}
-	if h.Get("Content-Encoding") != "" {
+	if tag := h.Get("Etag"); tag != "" && !strings.HasPrefix(tag, "W/") {
 		h.Set("Etag", "W/"+tag)
 	}
 }
 
 func (w *weakTagWriter) WriteHeader(status int) {
 	if status >= 200 {
-		w.weaken(status)
+		w.weaken()
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
@@ -84,7 +84,7 @@ func (w *weakTagWriter) Write(b []byte) (int, error) {
 	if w.hijacked {
 		return 0, http.ErrHijacked
 	}
-	w.weaken(http.StatusOK)
+	w.weaken()
 	return w.ResponseWriter.Write(b)
 }
 
