@@ -13,10 +13,11 @@ import (
 // two either way.
 const minCompressed = 1024
 
-// compressed wraps h so that an answer of minCompressed (1 KiB) or more to a GET that accepts zstd or gzip goes out compressed (zstd when
-// both are accepted alike): the API's JSON, the console's pages and CSV,
-// /docs and anything else. The static files are already compressed
-// (static.Handler sets Content-Encoding, which the wrapper leaves alone).
+// compressed wraps h so that an answer of minCompressed (1 KiB) or more to
+// a GET that accepts zstd or gzip goes out compressed (zstd when both are
+// accepted alike): the API's JSON, the console's pages and CSV, /docs and
+// anything else. The static files come compressed already (static.Handler
+// sets Content-Encoding, which the wrapper leaves alone).
 //
 // What goes out as it is:
 //   - a request with no Accept-Encoding, such as the API's load: it meets h
