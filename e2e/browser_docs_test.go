@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -22,11 +23,13 @@ document.addEventListener("securitypolicyviolation", (e) => {
 	window.__cspViolations.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " at " + e.sourceFile + ":" + e.lineNumber);
 });`
 
-// Journey: a partner opens the API reference, finds the four operations,
-// the error codes, the pagination Link header and the deprecation with its
-// sunset date, pastes a key into Authorize and tries a list request
-// against this server: 200, with the store's animals. The page's strict CSP
-// stays in force: no violation, no script error.
+// Journey: a member follows the console's "API reference" link; there a
+// partner finds the four operations, the error codes, the pagination Link
+// header and the deprecation with its sunset date, pastes a key into
+// Authorize and tries a list request against this server: 200, with the
+// store's animals. With the system in dark mode the page and Swagger UI
+// are dark; the page's link leads back to the console. The page's strict
+// CSP stays in force: no violation, no script error.
 func TestBrowserDocs(t *testing.T) {
 	t.Parallel()
 	j := newJourney(t, models.DriverSQLite)
@@ -46,7 +49,10 @@ func TestBrowserDocs(t *testing.T) {
 		}
 	})
 
-	j.open("/docs")
+	// A member finds the reference from the console's navigation.
+	j.signedIn()
+	j.within("follow API reference", chromedp.Click(chromedp.CSS(`header nav a[href="/docs"]`)))
+	j.waitPath("/docs")
 	j.waitJS("the four operations", `document.querySelectorAll(".opblock").length === 4`)
 	ops := evalJS[[]string](j, `[...document.querySelectorAll(".opblock")].map(o =>
 		o.querySelector(".opblock-summary-method").textContent.trim() + " " +
@@ -55,7 +61,7 @@ func TestBrowserDocs(t *testing.T) {
 	if got, want := strings.Join(ops, ", "), "GET /pets, POST /pets, GET /pets/{petId} deprecated, GET /events"; got != want {
 		t.Errorf("operations %q, want %q", got, want)
 	}
-	info := j.text(".swagger-ui .information-container")
+	info := j.text(`[data-testid="api-intro"]`)
 	for _, want := range []string{"Animal Store API", "invalid_request", "unauthorized", "not_found", "gone", "rate_limited",
 		"unavailable", `rel="next"`, "5 December 2030", "RateLimit"} {
 		if !strings.Contains(info, want) {
@@ -105,4 +111,29 @@ func TestBrowserDocs(t *testing.T) {
 		t.Errorf("the response headers shown lack RateLimit-Policy: %q", headers)
 	}
 	j.screenshot("docs.png")
+
+	// Dark: the page and Swagger UI follow the system's scheme.
+	if _, err := chromedp.Call(j.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+	}); err != nil {
+		t.Fatalf("emulate dark mode: %v", err)
+	}
+	j.do("reload", chromedp.Reload())
+	j.waitJS("the four operations", `document.querySelectorAll(".opblock").length === 4`)
+	bg := `(el) => { const m = getComputedStyle(el).backgroundColor.match(/\d+/g).map(Number); return (m[0] + m[1] + m[2]) / 3; }`
+	// The frame, and Swagger UI's server and Authorize bar (white in light
+	// mode).
+	for _, el := range []string{"document.body", `document.querySelector(".swagger-ui .scheme-container")`} {
+		if lum := evalJS[float64](j, "("+bg+")("+el+")"); lum > 64 {
+			t.Errorf("in dark mode %s has a light background (mean %v of 255)", el, lum)
+		}
+	}
+	if !evalJS[bool](j, `document.documentElement.classList.contains("dark-mode")`) {
+		t.Error("Swagger UI's dark theme is off in dark mode")
+	}
+	j.screenshot("docs-dark.png")
+
+	// And back to the console.
+	j.within("follow Staff console", chromedp.Click(chromedp.CSS(`header a[data-testid="console-link"]`)))
+	j.waitPath("/admin/pets")
 }

@@ -21,6 +21,7 @@ var routePublic = map[string]string{
 	"GET /":                 "redirects to the console",
 	"GET /static/*file":     "CSS, JavaScript and icons",
 	"HEAD /static/*file":    "CSS, JavaScript and icons",
+	"GET /favicon.ico":      "the site's icon, for pages that name none",
 	"GET /healthz":          "liveness probe",
 	"GET /readyz":           "readiness probe",
 	"GET /v1/openapi.json":  "the API's own description",

@@ -23,6 +23,7 @@ import (
 	"petstore/api"
 	"petstore/config"
 	"petstore/models"
+	"petstore/static"
 	"petstore/web"
 )
 
@@ -52,7 +53,10 @@ type Deps struct {
 }
 
 // Handler is the whole HTTP surface.
-type Handler struct{ engine *gin.Engine }
+type Handler struct {
+	engine *gin.Engine
+	serve  http.Handler // engine behind compression
+}
 
 // New builds the HTTP surface over d. ctx bounds the console's start (it
 // reads or creates the session keys).
@@ -78,7 +82,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		RateLimit: rate.Limit(d.Config.RateLimitRPS), RateBurst: d.Config.RateLimitBurst, Metrics: d.Metrics.apiMetrics(),
 		AuthFailureLimit: failures, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
-		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate, Location: d.Config.TimeZone})
+		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate, Location: d.Config.TimeZone, OpenAPI: api.OpenAPIDocument})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}
@@ -92,7 +96,11 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		a.Recover(c, err)
 	}))
 	routes(r, a, console, d.TestRoutes)
-	return &Handler{engine: r}, nil
+	serve, err := compressed(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{engine: r, serve: serve}, nil
 }
 
 // routes mounts every route, and the answers for paths and methods that
@@ -103,6 +111,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 func routes(r *gin.Engine, a *api.API, console *web.Web, testRoutes func(gin.IRoutes)) {
 	a.Register(r)       // GET /healthz, /readyz; /v1: GET and HEAD openapi.json, pets, pets/:petId and events; POST pets
 	console.Register(r) // GET /; GET and HEAD /static/*file; /admin: sign-in, pets, API keys, webhooks, users, audit
+	r.GET(static.FaviconPath, gin.WrapH(static.Favicon()))
 	if testRoutes != nil {
 		testRoutes(r)
 	}
@@ -126,7 +135,7 @@ func byPart(inConsole, other gin.HandlerFunc) gin.HandlerFunc {
 // the request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	req.Header.Del("X-Forwarded-Prefix")
-	h.engine.ServeHTTP(w, req)
+	h.serve.ServeHTTP(w, req)
 }
 
 // Routes lists every route (method and path pattern). It is a test hook:

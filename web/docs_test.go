@@ -12,7 +12,8 @@ import (
 
 // TestDocs checks the API reference page without a browser: public (no
 // session, no cookie), under the console's CSP with no inline code, and
-// every URL it loads, relative to the page, answers with what it should.
+// every URL it loads, relative to the page, answers with what it should;
+// it links the console and its icon, and the console links it back.
 // The browser journey TestBrowserDocs renders it.
 func TestDocs(t *testing.T) {
 	t.Parallel()
@@ -53,10 +54,13 @@ func TestDocs(t *testing.T) {
 				t.Errorf("%s %s: %d %q, want 200 %s", what, u.RequestURI(), got.Status, got.Header.Get("Content-Type"), wantType)
 			}
 		}
+		// docs.js, which loads Swagger UI's bundle after the first paint.
 		scripts := p.Doc.Find("script")
-		if scripts.Length() != 2 {
-			t.Errorf("%d scripts, want Swagger UI and docs.js", scripts.Length())
+		if scripts.Length() != 1 {
+			t.Errorf("%d scripts, want docs.js", scripts.Length())
 		}
+		bundle, _ := p.Doc.Find("#swagger-ui").Attr("data-swagger-js")
+		fetch("Swagger UI", bundle, "text/javascript")
 		scripts.Each(func(_ int, s *goquery.Selection) {
 			src, _ := s.Attr("src")
 			if strings.TrimSpace(s.Text()) != "" {
@@ -68,6 +72,36 @@ func TestDocs(t *testing.T) {
 			href, _ := s.Attr("href")
 			fetch("stylesheet", href, "text/css")
 		})
+
+		icon, _ := p.Doc.Find(`head link[rel="icon"]`).Attr("href")
+		fetch("icon", icon, "image/svg+xml")
+		// The reference leads to the console, and the console back to it.
+		console, _ := p.Doc.Find(`header a[data-testid="console-link"]`).Attr("href")
+		if u, _ := page.Parse(console); console == "" || strings.HasPrefix(console, "/") || u.Path != "/admin" {
+			t.Errorf("the link to the console is %q, want one relative to the page, to /admin", console)
+		}
+		staff, _ := e.signedIn()
+		pets := staff.get("/admin/pets")
+		if l := pets.Doc.Find(`header nav a[href="/docs"]`); l.Length() != 1 || strings.TrimSpace(l.Text()) != "API reference" {
+			t.Errorf("the console's navigation has %d links to /docs (%q), want one, \"API reference\"", l.Length(), l.Text())
+		}
+		if href, _ := pets.Doc.Find(`head link[rel="icon"]`).Attr("href"); href != "/"+icon {
+			t.Errorf("the console links the icon %q, the reference %q", href, icon)
+		}
+		// Browsers that find no icon named ask for /favicon.ico.
+		if fav := b.get("/favicon.ico"); fav.Status != http.StatusFound || fav.Header.Get("Location") != "/"+icon {
+			t.Errorf("GET /favicon.ico: %d to %q, want 302 to /%s", fav.Status, fav.Header.Get("Location"), icon)
+		}
+
+		// The document's title and introduction are in the page itself,
+		// its Markdown as HTML: they paint before Swagger UI has loaded.
+		intro := p.Doc.Find(`[data-testid="api-intro"]`)
+		if h := strings.Join(strings.Fields(intro.Find("h1").Text()), " "); !strings.HasPrefix(h, "Animal Store API ") {
+			t.Errorf("the page's heading is %q, want the document's title and version", h)
+		}
+		if intro.Find("p strong").Length() == 0 || intro.Find("li code").Length() == 0 || strings.Contains(intro.Text(), "**") {
+			t.Errorf("the introduction is not the document's Markdown as HTML:\n%s", intro.Text())
+		}
 
 		root := p.Doc.Find("#swagger-ui")
 		spec, _ := root.Attr("data-spec-url")

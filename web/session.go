@@ -54,28 +54,31 @@ func (ui *Web) loadSession(c *gin.Context) {
 	c.Next()
 }
 
+// tokenBytes is the size of randomToken's random bytes.
+const tokenBytes = 32
+
 func randomToken() string {
-	b := make([]byte, 32)
+	b := make([]byte, tokenBytes)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // csrfToken returns the session's CSRF token, creating (and saving) one
-// when the session has none yet.
+// when the session has none yet, masked afresh for this answer (maskToken).
 func (ui *Web) csrfToken(c *gin.Context) string {
 	s := session(c)
 	if s == nil {
 		return ""
 	}
 	if tok, ok := s.Get(keyCSRF).(string); ok && tok != "" {
-		return tok
+		return maskToken(tok)
 	}
 	tok := randomToken()
 	s.Set(keyCSRF, tok)
 	if err := s.Save(); err != nil && c.Request.Context().Err() == nil { // not when the client hung up
 		ui.log.Error("save session", "error", err)
 	}
-	return tok
+	return maskToken(tok)
 }
 
 // checkCSRF refuses state-changing requests that come from another origin
@@ -103,6 +106,7 @@ func (ui *Web) checkCSRF(c *gin.Context) {
 	if got == "" {
 		got = c.PostForm("csrf_token")
 	}
+	got = unmaskToken(got)
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		ui.fail(c, errForged)
 		return

@@ -39,6 +39,9 @@ type Options struct {
 	// Location is the store's time zone (PETSTORE_TIMEZONE): the console
 	// shows times in it and reads typed dates in it. nil is UTC.
 	Location *time.Location
+	// OpenAPI is the API's OpenAPI document, whose title and introduction
+	// /docs shows itself; nil shows only Swagger UI's rendering.
+	OpenAPI []byte
 }
 
 // Web holds the console handlers' dependencies.
@@ -84,7 +87,7 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
 			AppJS:   static.Path("js/app.js"),
 		},
-		docs:                newDocsView(),
+		docs:                newDocsView(o.OpenAPI),
 		webhookAllowPrivate: o.WebhookAllowPrivate,
 		location:            o.Location,
 	}
@@ -249,7 +252,8 @@ func (ui *Web) pageWithoutSession(c *gin.Context, title, section string) templat
 	p := ui.pageFrame(c, title, section)
 	if session(c) != nil {
 		if s, err := ui.sessions.Get(c.Request, ui.cookie); err == nil {
-			p.CSRFToken, _ = s.Values[keyCSRF].(string)
+			tok, _ := s.Values[keyCSRF].(string)
+			p.CSRFToken = maskToken(tok)
 		}
 	}
 	return p
