@@ -77,7 +77,7 @@ func TestPetsPageEscapesAndLabels(t *testing.T) {
 	v := templates.PetsView{
 		Filter: templates.PetFilter{Status: "sold", Query: `"><script>x</script>`},
 		Table: templates.PetTableView{Rows: []templates.PetRow{
-			{ID: 7, Name: hostile, CategoryID: "3", Status: "sold", Created: "2026-11-21 10:00 UTC"},
+			{ID: 7, Name: hostile, CategoryID: "3", Status: "sold", Created: templates.Time{Text: "21 Nov 2026, 10:00 UTC", UTC: "2026-11-21T10:00:00Z"}},
 		}, OlderURL: "/admin/pets?before=7&status=sold"},
 		Form: templates.PetFormView{Name: hostile, CategoryID: "x", Status: "pending",
 			Errors: map[string]string{"categoryId": "Category ID must be a whole number."}},

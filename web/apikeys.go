@@ -76,7 +76,7 @@ func (ui *Web) confirmRevokeAPIKey(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k, ui.now())}
+	v := templates.RevokeAPIKeyView{Key: ui.apiKeyRow(k, ui.now())}
 	ui.render(c, http.StatusOK, templates.RevokeAPIKeyPage(ui.page(c, "Revoke API key", "api-keys"), v))
 }
 
@@ -97,7 +97,7 @@ func (ui *Web) revokeAPIKey(c *gin.Context) {
 	if isHTMX(c) {
 		// The row comes first: htmx parses a leading <tr> as table content.
 		f := templates.Flash{Kind: "success", Text: msg}
-		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k, ui.now())), templates.FlashOOB(f)))
+		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(ui.apiKeyRow(k, ui.now())), templates.FlashOOB(f)))
 		return
 	}
 	flash(c, "success", msg)
@@ -115,7 +115,7 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
 	now := ui.now()
 	for _, k := range keys {
-		row := apiKeyRow(k, now)
+		row := ui.apiKeyRow(k, now)
 		row.ReadOnly = v.ReadOnly
 		v.Keys = append(v.Keys, row)
 	}
@@ -167,22 +167,14 @@ func apiKeyID(c *gin.Context) (int64, error) {
 
 // apiKeyRow maps a key to its row, as it stands at now. The hash stays
 // behind.
-func apiKeyRow(k models.APIKey, now time.Time) templates.APIKeyRow {
+func (ui *Web) apiKeyRow(k models.APIKey, now time.Time) templates.APIKeyRow {
 	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.Names(), CreatedBy: k.CreatedBy,
-		Created: formatTime(k.CreatedAt), LastUsed: timeOrNever(k.LastUsedAt), Expires: timeOrNever(k.ExpiresAt),
-		LastDeprecatedCall: timeOrNever(k.DeprecatedCallAt), Expired: !k.Revoked() && k.Expired(now)}
+		Created: ui.when(k.CreatedAt), LastUsed: ui.whenOr(k.LastUsedAt, "never"), Expires: ui.whenOr(k.ExpiresAt, "never"),
+		LastDeprecatedCall: ui.whenOr(k.DeprecatedCallAt, "never"), Expired: !k.Revoked() && k.Expired(now)}
 	if k.Revoked() {
-		row.Revoked = formatTime(*k.RevokedAt)
+		row.Revoked = ui.when(*k.RevokedAt)
 	}
 	return row
-}
-
-// timeOrNever formats an optional time for the list.
-func timeOrNever(t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	return formatTime(*t)
 }
 
 // invalidFields returns err as a *models.Error when it names bad form

@@ -158,7 +158,7 @@ func TestCreateAPIKey(t *testing.T) {
 		apiKeyRow(t, list, "Acme shop").Children().Each(func(_ int, s *goquery.Selection) {
 			cells = append(cells, strings.Join(strings.Fields(s.Text()), " "))
 		})
-		want := []string{"Acme shop", k.Prefix, "pets:read pets:write", staffName, "2026-11-21 14:03 UTC", "2026-11-21 15:33 UTC",
+		want := []string{"Acme shop", k.Prefix, "pets:read pets:write", staffName, "21 Nov 2026, 14:03 UTC", "21 Nov 2026, 15:33 UTC",
 			"never", "never", "Active", "Revoke"}
 		if strings.Join(cells, "|") != strings.Join(want, "|") {
 			t.Errorf("row = %q\nwant  %q", cells, want)
@@ -348,7 +348,7 @@ func TestRevokeAPIKeyWithConfirmationPage(t *testing.T) {
 			t.Errorf("flash %q", got)
 		}
 		row = apiKeyRow(t, list, "Acme shop")
-		if badge := row.Find(".badge-revoked"); !strings.HasPrefix(badge.Text(), "Revoked 20") || !strings.HasSuffix(badge.Text(), " UTC") {
+		if badge := row.Find(".badge-revoked"); !strings.HasPrefix(badge.Text(), "Revoked ") || !strings.HasSuffix(badge.Text(), " UTC") {
 			t.Errorf("revoked badge %q", badge.Text())
 		}
 		if row.Find("a, button, form").Length() != 0 {
@@ -565,7 +565,7 @@ func TestCreateAPIKeyWithScopesAndExpiry(t *testing.T) {
 			}
 			want := "never"
 			if tt.expires != "" {
-				want = date + " 00:00 UTC"
+				want = day.Format("2 Jan 2006") + ", 00:00 UTC"
 			}
 			if got := strings.Join(strings.Fields(row.Find(`[data-testid="expires"]`).Text()), " "); got != want {
 				t.Errorf("%s: expiry shown %q, want %q", tt.name, got, want)
@@ -707,4 +707,4 @@ func TestAPIKeyListExpiredAndDeprecatedCalls(t *testing.T) {
 }
 
 // formatDay is a time as the list shows it, without " UTC".
-func formatDay(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+func formatDay(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04") }

@@ -15,8 +15,19 @@ import (
 
 func auditActions(p page) []string {
 	var out []string
-	p.Doc.Find(`[data-testid="audit-row"] [data-testid="audit-action"]`).Each(func(_ int, s *goquery.Selection) {
-		out = append(out, s.Text())
+	p.Doc.Find(`[data-testid="audit-row"]`).Each(func(_ int, s *goquery.Selection) {
+		out = append(out, s.AttrOr("data-action", ""))
+	})
+	return out
+}
+
+// auditSentences returns the page's events as their sentences read.
+func auditSentences(p page) []string {
+	var out []string
+	p.Doc.Find(`[data-testid="audit-row"] [data-testid="audit-sentence"]`).Each(func(_ int, s *goquery.Selection) {
+		c := s.Clone()
+		c.Find(`[data-testid="audit-detail"]`).Remove()
+		out = append(out, strings.Join(strings.Fields(c.Text()), " "))
 	})
 	return out
 }
@@ -43,14 +54,42 @@ func TestAuditPage(t *testing.T) {
 		if got != want {
 			t.Fatalf("actions %q, want %q (newest first)", got, want)
 		}
-		if actor := text(p, `[data-testid="audit-row"] [data-testid="audit-actor"]`); actor != staffName {
+		if strings.Contains(p.Body, "<b>Rex</b>") {
+			t.Error("a pet's name rendered raw")
+		}
+		// Each event reads as a sentence naming who and what, the pet
+		// linked to its page; the time is the store's, in a <time>.
+		wantSentences := []string{
+			"Alice changed <b>Rex</b>'s status from available to sold",
+			"Alice added <b>Rex</b> (category 3, available)",
+			"Alice signed in",
+			"Someone failed to sign in as alice",
+			"Test added the staff member alice as an admin",
+		}
+		if got := auditSentences(p); strings.Join(got, "\n") != strings.Join(wantSentences, "\n") {
+			t.Errorf("sentences\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantSentences, "\n"))
+		}
+		row := p.Doc.Find(`[data-testid="audit-row"]`).First()
+		if href := row.Find(`[data-testid="audit-sentence"] a`).AttrOr("href", ""); href != "/admin/pets/"+id {
+			t.Errorf("the pet's link %q, want its page", href)
+		}
+		if actor := row.Find(`[data-testid="audit-actor"]`).Text(); actor != "Alice" {
 			t.Errorf("actor %q", actor)
 		}
-		if strings.Contains(p.Body, "<b>Rex</b>") {
-			t.Error("detail rendered raw")
+		if dt := row.Find("time").AttrOr("datetime", ""); !strings.HasSuffix(dt, "Z") || !strings.HasSuffix(row.Find("time").Text(), " UTC") {
+			t.Errorf("time %q (datetime %q), want the store's time named and UTC in datetime", row.Find("time").Text(), dt)
 		}
-		if text(p, `[data-testid="audit-detail"]`) != "available -> sold" {
-			t.Errorf("detail %q", text(p, `[data-testid="audit-detail"]`))
+		if note := text(p, `[data-testid="audit-row"]:nth-child(3) [data-testid="audit-detail"]`); note != "From 127.0.0.1." {
+			t.Errorf("sign-in note %q", note)
+		}
+		// The filter offers plain names, sending the codes.
+		if o := p.Doc.Find(`#audit-action option[value="pet.status_changed"]`).Text(); o != "Pet status changed" {
+			t.Errorf("the filter's option for pet.status_changed reads %q", o)
+		}
+		for _, code := range []string{"user.login_failed", "pet.status_changed", "->", "name=", "user 1"} {
+			if strings.Contains(p.Doc.Find("tbody").Text(), code) {
+				t.Errorf("the trail shows %q", code)
+			}
 		}
 		// The pet's id in the pets table leads to its history.
 		if href := b.get("/admin/pets").Doc.Find(`tr#pet-`+id+` a`).First().AttrOr("href", ""); href != "/admin/audit?target=pet:"+id {
@@ -61,6 +100,7 @@ func TestAuditPage(t *testing.T) {
 			{"action=pet.created", "pet.created"},
 			{"target=pet:" + id, "pet.status_changed,pet.created"},
 			{"actor=" + staffName, "pet.status_changed,pet.created,user.login,user.login_failed"},
+			{"actor=Alice", "pet.status_changed,pet.created,user.login,user.login_failed"},
 			{"action=user.login_failed&actor=" + staffName, "user.login_failed"},
 			{"action=user.login&actor=" + staffName, "user.login"},
 			{"action=apikey.revoked", ""},

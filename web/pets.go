@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -68,7 +67,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
 	}
 	for _, p := range page.Pets {
-		r := petRow(p)
+		r := ui.petRow(p)
 		r.Changed, r.ReadOnly = p.ID == changed, t.ReadOnly
 		t.Rows = append(t.Rows, r)
 	}
@@ -149,14 +148,9 @@ func listingURL(l models.PetListing) string {
 	return petsURL(l, "", 0)
 }
 
-func petRow(p models.Pet) templates.PetRow {
+func (ui *Web) petRow(p models.Pet) templates.PetRow {
 	return templates.PetRow{ID: p.ID, Name: p.Name, CategoryID: strconv.FormatInt(p.CategoryID, 10),
-		Status: string(p.Status), Created: formatTime(p.CreatedAt), Version: p.Version}
-}
-
-// formatTime shows a time in UTC to the minute, the same on every instance.
-func formatTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+		Status: string(p.Status), Created: ui.when(p.CreatedAt), Version: p.Version}
 }
 
 // petListing reads the pets page's parameters (status, q, after, before)
@@ -299,7 +293,7 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 			ui.fail(c, err)
 			return
 		}
-		row := petRow(pet)
+		row := ui.petRow(pet)
 		row.Changed = true
 		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), counts, templates.Flash{Kind: "success", Text: msg}))
 		return
