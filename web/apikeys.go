@@ -39,7 +39,7 @@ func (ui *Web) listAPIKeys(c *gin.Context) {
 // expiry re-renders the form as typed.
 func (ui *Web) createAPIKey(c *gin.Context) {
 	in := models.APIKeyInput{Name: c.PostForm("name"), Scopes: c.PostFormArray("scope"), Expires: c.PostForm("expires")}
-	k, key, err := ui.store.CreateAPIKeyFrom(c.Request.Context(), in, currentUser(c).Username)
+	k, key, err := ui.store.CreateAPIKeyFrom(c.Request.Context(), ui.storeDay(in), currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
 		ui.fail(c, err)
@@ -126,15 +126,24 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 var scopeHelp = map[models.Scopes]string{
 	models.ScopePetsRead:  "list and fetch animals (the GET operations)",
 	models.ScopePetsWrite: "add animals (POST /v1/pets)",
-	models.ScopeMetricsRead: "read the metrics, once they are served behind a key " +
-		"(today they are only served on the private metrics address, without a key)",
+	models.ScopeMetricsRead: "read the service's own figures (requests, timings), for whoever runs the service; " +
+		"no partner needs it",
+}
+
+// storeDay reads an expiry typed as a date (the form's date field) as the
+// start of that day in the store's time zone, not in UTC.
+func (ui *Web) storeDay(in models.APIKeyInput) models.APIKeyInput {
+	if d, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(in.Expires), ui.location); err == nil {
+		in.Expires = d.Format(time.RFC3339)
+	}
+	return in
 }
 
 // apiKeyForm is the create form holding in, as typed, with the messages of
 // the fields err refuses (nil: none). The scopes in are checked.
 func (ui *Web) apiKeyForm(in models.APIKeyInput, err *models.Error) templates.APIKeyForm {
 	f := templates.APIKeyForm{Name: in.Name, Expires: in.Expires,
-		MinExpires: ui.now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)}
+		MinExpires: ui.now().In(ui.location).AddDate(0, 0, 1).Format(time.DateOnly)}
 	for _, s := range models.KnownScopes {
 		name := s.String()
 		f.Scopes = append(f.Scopes, templates.ScopeOption{ID: strings.ReplaceAll(name, ":", "-"), Name: name,

@@ -455,9 +455,9 @@ func scopeBoxes(t *testing.T, p page) map[string]*goquery.Selection {
 	t.Helper()
 	boxes := map[string]*goquery.Selection{}
 	for label, name := range map[string]string{
-		"pets:read: list and fetch animals (the GET operations)": "pets:read",
-		"pets:write: add animals (POST /v1/pets)":                "pets:write",
-		"metrics:read: read the metrics, once they are served behind a key (today they are only served on the private metrics address, without a key)": "metrics:read",
+		"pets:read: list and fetch animals (the GET operations)":                                                              "pets:read",
+		"pets:write: add animals (POST /v1/pets)":                                                                             "pets:write",
+		"metrics:read: read the service's own figures (requests, timings), for whoever runs the service; no partner needs it": "metrics:read",
 	} {
 		box := labelled(t, p, label)
 		if box.AttrOr("type", "") != "checkbox" || box.AttrOr("name", "") != "scope" || box.AttrOr("value", "") != name {

@@ -3,14 +3,19 @@ package web_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
+	"petstore/config"
 	"petstore/models"
+	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 func auditActions(p page) []string {
@@ -146,6 +151,66 @@ func TestAuditPaging(t *testing.T) {
 		}
 		if seen != 120 || pages != 3 {
 			t.Fatalf("saw %d events on %d pages, want 120 on 3", seen, pages)
+		}
+	})
+}
+
+// newEnvInZone is newEnv with the store's time zone set
+// (PETSTORE_TIMEZONE).
+func newEnvInZone(t *testing.T, store *models.Store, zone string) *env {
+	t.Helper()
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, store: store}
+	now := time.Now()
+	e.clock.Store(&now)
+	h, err := server.New(context.Background(), server.Deps{Store: store, Config: config.Config{TimeZone: loc},
+		Now: func() time.Time { return *e.clock.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(h)
+	t.Cleanup(e.srv.Close)
+	if _, err := store.CreateUserWithRole(context.Background(), staffName, staffPassword, models.RoleAdmin, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// With PETSTORE_TIMEZONE set, the console shows times in that zone, named,
+// and reads the dates staff type in it.
+func TestStoreTimeZone(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		e := newEnvInZone(t, s, "Europe/Madrid")
+		winter := time.Date(2026, 11, 27, 13, 5, 0, 0, time.UTC)
+		e.clock.Store(&winter)
+		b, tok := e.signedIn()
+		p := b.get("/admin/audit")
+		tm := p.Doc.Find(`[data-testid="audit-row"] time`).First()
+		at, err := time.Parse(time.RFC3339, tm.AttrOr("datetime", ""))
+		madrid, _ := time.LoadLocation("Europe/Madrid")
+		if err != nil || at.Location() != time.UTC || tm.Text() != at.In(madrid).Format("2 Jan 2006, 15:04 MST") ||
+			!strings.HasPrefix(tm.AttrOr("title", ""), "Europe/Madrid") {
+			t.Errorf("sign-in time %q (datetime %q, title %q), want Madrid's time named", tm.Text(), tm.AttrOr("datetime", ""), tm.AttrOr("title", ""))
+		}
+		// A key to expire on a date: from the start of that day in Madrid.
+		wantStatus(t, b.post("/admin/api-keys", url.Values{"csrf_token": {tok}, "name": {"shop"}, "scope": {"pets:read"}, "expires": {"2027-03-01"}}), http.StatusOK)
+		keys, err := s.ListAPIKeys(context.Background())
+		if err != nil || len(keys) != 1 || keys[0].ExpiresAt == nil {
+			t.Fatalf("keys %+v, %v", keys, err)
+		}
+		if got := keys[0].ExpiresAt.UTC(); !got.Equal(time.Date(2027, 2, 28, 23, 0, 0, 0, time.UTC)) {
+			t.Errorf("a key to expire on 2027-03-01 expires at %s, want midnight in Madrid", got)
+		}
+		list := b.get("/admin/api-keys")
+		if got := strings.Join(strings.Fields(list.Doc.Find(`[data-testid="expires"]`).First().Text()), " "); got != "1 Mar 2027, 00:00 CET" {
+			t.Errorf("expiry shown %q", got)
+		}
+		if m := list.Doc.Find(`#key-expires`).AttrOr("min", ""); m != "2026-11-28" {
+			t.Errorf("the date picker starts at %q, want tomorrow in Madrid", m)
 		}
 	})
 }
