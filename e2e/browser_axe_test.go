@@ -270,6 +270,9 @@ func TestBrowserFitsScreens(t *testing.T) {
 				j.waitJS("transitions to end", `document.getAnimations().every(a => a.playState !== "running")`)
 				j.viewShot(fmt.Sprintf("%s-%s-%s.png", sh.name, size.name, sc))
 			}
+			if size.phone {
+				j.screenshot(fmt.Sprintf("%s-%s-whole.png", sh.name, size.name))
+			}
 			j.scheme("light")
 		}
 

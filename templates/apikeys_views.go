@@ -49,6 +49,8 @@ type APIKeyForm struct {
 	ExpiresError string
 	// MinExpires is the earliest expiry date the date picker offers.
 	MinExpires string
+	// Zone is the store's time zone, in which a typed date is read.
+	Zone string
 }
 
 // ScopeOption is one scope's checkbox in the create form.

@@ -15,6 +15,8 @@ type AuditView struct {
 	NewestURL string
 	Filtered  bool
 	Error     string
+	// Zone is the store's time zone, in which the times are shown.
+	Zone string
 }
 
 // Choice is one option of a select: the value sent and the words shown.

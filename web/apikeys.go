@@ -143,7 +143,7 @@ func (ui *Web) storeDay(in models.APIKeyInput) models.APIKeyInput {
 // the fields err refuses (nil: none). The scopes in are checked.
 func (ui *Web) apiKeyForm(in models.APIKeyInput, err *models.Error) templates.APIKeyForm {
 	f := templates.APIKeyForm{Name: in.Name, Expires: in.Expires,
-		MinExpires: ui.now().In(ui.location).AddDate(0, 0, 1).Format(time.DateOnly)}
+		MinExpires: ui.now().In(ui.location).AddDate(0, 0, 1).Format(time.DateOnly), Zone: ui.location.String()}
 	for _, s := range models.KnownScopes {
 		name := s.String()
 		f.Scopes = append(f.Scopes, templates.ScopeOption{ID: strings.ReplaceAll(name, ":", "-"), Name: name,

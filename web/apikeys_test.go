@@ -504,7 +504,7 @@ func TestAPIKeyFormScopesAndExpiry(t *testing.T) {
 			expires.AttrOr("value", "x") != "" || expires.AttrOr("required", "no") != "no" {
 			t.Errorf("expiry field: %s", must(goquery.OuterHtml(expires)))
 		}
-		if help := expires.AttrOr("aria-describedby", ""); !strings.Contains(text(p, "#"+help), "00:00 UTC") {
+		if help := expires.AttrOr("aria-describedby", ""); !strings.Contains(text(p, "#"+help), "00:00 on this day, store time (UTC)") {
 			t.Errorf("the expiry's help %q does not say when on the day it ends", text(p, "#"+help))
 		}
 	})

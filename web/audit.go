@@ -27,7 +27,7 @@ func (ui *Web) listAudit(c *gin.Context) {
 		actor = strings.ToLower(actor)
 	}
 	v := templates.AuditView{Action: action, Actor: actor, Target: target, Actions: auditActionChoices(),
-		Filtered: action != "" || actor != "" || target != ""}
+		Filtered: action != "" || actor != "" || target != "", Zone: ui.location.String()}
 	q, err := models.ParseAuditQuery(action, actor, target, c.Query("before"))
 	if e := (*models.Error)(nil); errors.As(err, &e) {
 		v.Error = e.Message
