@@ -151,11 +151,10 @@ func newAxeSite(j *journey) axeSite {
 // meets: errors, a conflict, confirmations, empty results.
 func TestBrowserAxe(t *testing.T) {
 	t.Parallel()
-	t.Run("admin", func(t *testing.T) {
+	// Each part is a journey of its own, within the journey's time bound.
+	t.Run("signed out", func(t *testing.T) {
 		t.Parallel()
 		j := newJourney(t, models.DriverSQLite)
-		s := newAxeSite(j)
-
 		j.open("/admin/login")
 		j.waitText("h1", "Sign in")
 		j.checkAxe("the sign-in page")
@@ -165,34 +164,45 @@ func TestBrowserAxe(t *testing.T) {
 		j.open("/docs")
 		j.waitJS("the reference to load", `document.readyState === "complete"`)
 		j.checkAxe("/docs")
+	})
+
+	for part, pages := range [][]string{
+		{"/admin/pets", "/admin/pets?q=nothing-matches", "/admin/pets?status=sold", "pet", "/admin/pets/999999999",
+			"/admin/api-keys", "revoke", "/admin/users", "member"},
+		{"/admin/sessions", "/admin/audit", "/admin/audit?action=pet.status_changed", "/admin/audit?target=nonsense",
+			"/admin/webhooks", "hook", "hook/rotate", "hook/delete"},
+	} {
+		t.Run(fmt.Sprintf("admin, part %d", part+1), func(t *testing.T) {
+			t.Parallel()
+			j := newJourney(t, models.DriverSQLite)
+			s := newAxeSite(j)
+			j.signedIn()
+			hook := fmt.Sprintf("/admin/webhooks/%d", s.hookID)
+			named := map[string]string{
+				"pet":         fmt.Sprintf("/admin/pets/%d", s.pet.ID),
+				"revoke":      fmt.Sprintf("/admin/api-keys/%d/revoke", s.keyID),
+				"member":      fmt.Sprintf("/admin/users/%d", s.viewer.ID),
+				"hook":        hook,
+				"hook/rotate": hook + "/rotate",
+				"hook/delete": hook + "/delete",
+			}
+			for _, p := range pages {
+				if path, ok := named[p]; ok {
+					p = path
+				}
+				j.open(p)
+				j.waitJS("the page to load", `document.readyState === "complete"`)
+				j.checkAxe(p)
+			}
+		})
+	}
+
+	t.Run("admin, a pet's errors", func(t *testing.T) {
+		t.Parallel()
+		j := newJourney(t, models.DriverSQLite)
+		s := newAxeSite(j)
 		j.signedIn()
-
 		pet := fmt.Sprintf("/admin/pets/%d", s.pet.ID)
-		hook := fmt.Sprintf("/admin/webhooks/%d", s.hookID)
-		for _, p := range []struct{ path, what string }{
-			{"/admin/pets", "the pets page"},
-			{"/admin/pets?q=nothing-matches", "the pets page with no match"},
-			{"/admin/pets?status=sold", "the pets page filtered"},
-			{pet, "a pet's page"},
-			{"/admin/pets/999999999", "a missing pet's page"},
-			{"/admin/api-keys", "the API keys page"},
-			{fmt.Sprintf("/admin/api-keys/%d/revoke", s.keyID), "the revoke confirmation"},
-			{"/admin/users", "the staff page"},
-			{fmt.Sprintf("/admin/users/%d", s.viewer.ID), "a member's page"},
-			{"/admin/sessions", "the sessions page"},
-			{"/admin/audit", "the audit trail"},
-			{"/admin/audit?action=pet.status_changed", "the audit trail filtered"},
-			{"/admin/audit?target=nonsense", "the audit trail with a wrong filter"},
-			{"/admin/webhooks", "the webhooks page"},
-			{hook, "a webhook's page"},
-			{hook + "/rotate", "the rotate confirmation"},
-			{hook + "/delete", "the delete confirmation"},
-		} {
-			j.open(p.path)
-			j.waitJS("the page to load", `document.readyState === "complete"`)
-			j.checkAxe(p.what)
-		}
-
 		// A pet's page after a validation error, and after a conflict.
 		j.open(pet)
 		j.retype("#pet-edit", "Name", " ")
@@ -209,6 +219,19 @@ func TestBrowserAxe(t *testing.T) {
 		j.within("click Save changes", chromedp.Click(button("//form[@id='pet-edit']", "Save changes")))
 		j.within("see the conflict", chromedp.WaitVisible(chromedp.CSS(`[data-testid="edit-conflict"]`)))
 		j.checkAxe("a pet's page after a conflict")
+	})
+
+	t.Run("admin, on a phone", func(t *testing.T) {
+		t.Parallel()
+		j := newJourney(t, models.DriverSQLite)
+		newAxeSite(j)
+		j.signedIn()
+		// The cards and the compact rows.
+		for _, p := range []string{"/admin/pets", "/admin/api-keys", "/admin/audit", "/admin/sessions", "/admin/users", "/admin/webhooks"} {
+			j.open(p)
+			j.onPhone(p)
+			j.checkAxe("on a phone, " + p)
+		}
 	})
 
 	t.Run("viewer", func(t *testing.T) {
