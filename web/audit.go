@@ -94,7 +94,7 @@ func (ui *Web) auditRows(ctx context.Context, events []models.AuditEvent, links 
 	}
 	rows := make([]templates.AuditRow, 0, len(events))
 	for _, ev := range events {
-		rows = append(rows, ui.auditRow(ev, auditNames{names: names, links: links}))
+		rows = append(rows, ui.auditRow(ev, auditNames{names: names, links: links, petLinks: true}))
 	}
 	return rows, nil
 }

@@ -59,6 +59,8 @@ var scopeWords = map[string]string{"pets:read": "read pets", "pets:write": "chan
 type auditNames struct {
 	names map[string]map[int64]string
 	links bool
+	// petLinks links pets to their pages (not on a pet's own page).
+	petLinks bool
 }
 
 func (n auditNames) name(ev models.AuditEvent) (string, bool) {
@@ -112,8 +114,11 @@ func (s *sentence) who(ev models.AuditEvent) {
 // pet names the pet acted on: its name now, linked to its page, or the
 // name the event recorded when it is gone.
 func (s *sentence) pet(ev models.AuditEvent, n auditNames, recorded string) {
-	if name, ok := n.name(ev); ok {
+	if name, ok := n.name(ev); ok && n.petLinks {
 		s.link(name, petPath(ev.TargetID))
+		return
+	} else if ok {
+		s.say(name)
 		return
 	}
 	if recorded != "" {
