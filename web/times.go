@@ -33,8 +33,3 @@ func (ui *Web) whenOr(t *time.Time, word string) templates.Time {
 	}
 	return ui.when(*t)
 }
-
-// today is the date in the store's time zone, as a date input takes it.
-func (ui *Web) today() string {
-	return ui.now().In(ui.location).Format(time.DateOnly)
-}
