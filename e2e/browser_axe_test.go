@@ -325,6 +325,7 @@ func TestBrowserFitsScreens(t *testing.T) {
 			if sw := evalJS[int](j, `document.documentElement.scrollWidth`); sw > phoneWidth {
 				t.Errorf("%s is %d px wide on a %d px phone: it scrolls sideways", p.path, sw, phoneWidth)
 			}
+			j.screenshot(strings.NewReplacer("/admin/", "", "/", "-").Replace(p.path) + "-phone-whole.png")
 			n := evalJS[int](j, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(p.controls)))
 			if n == 0 {
 				t.Errorf("%s: no control matches %s", p.path, p.controls)
