@@ -43,7 +43,8 @@ func (ui *Web) listAudit(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	if v.Rows, err = ui.auditRows(c.Request.Context(), events, currentUser(c).Role == models.RoleAdmin); err != nil {
+	if v.Rows, err = ui.auditRows(c.Request.Context(), events, auditNames{petLinks: true,
+		userLinks: ui.may(c, "GET "+Prefix+"/users/:id"), hookLinks: ui.may(c, "GET "+Prefix+"/webhooks/:id")}); err != nil {
 		ui.fail(c, err)
 		return
 	}
@@ -85,16 +86,17 @@ func auditURL(v templates.AuditView, before int64) string {
 }
 
 // auditRows turns events into sentences, naming what they acted on by its
-// name now (read for the whole page, one query per kind of thing). links
-// says whether the member may open staff and webhook pages.
-func (ui *Web) auditRows(ctx context.Context, events []models.AuditEvent, links bool) ([]templates.AuditRow, error) {
+// name now (read for the whole page, one query per kind of thing), linked
+// as n says.
+func (ui *Web) auditRows(ctx context.Context, events []models.AuditEvent, n auditNames) ([]templates.AuditRow, error) {
 	names, err := ui.store.AuditNames(ctx, events)
 	if err != nil {
 		return nil, err
 	}
+	n.names = names
 	rows := make([]templates.AuditRow, 0, len(events))
 	for _, ev := range events {
-		rows = append(rows, ui.auditRow(ev, auditNames{names: names, links: links, petLinks: true}))
+		rows = append(rows, ui.auditRow(ev, n))
 	}
 	return rows, nil
 }

@@ -87,6 +87,9 @@ func TestAuditPage(t *testing.T) {
 		if note := text(p, `[data-testid="audit-row"]:nth-child(3) [data-testid="audit-detail"]`); note != "From 127.0.0.1." {
 			t.Errorf("sign-in note %q", note)
 		}
+		if n := p.Doc.Find(`[data-testid="audit-sentence"] a[href^="/admin/users/"]`).Length(); n != 1 {
+			t.Errorf("%d links to a staff member's page, want the one added", n)
+		}
 		// The filter offers plain names, sending the codes.
 		if o := p.Doc.Find(`#audit-action option[value="pet.status_changed"]`).Text(); o != "Pet status changed" {
 			t.Errorf("the filter's option for pet.status_changed reads %q", o)

@@ -54,13 +54,11 @@ func auditActionName(action string) string {
 var scopeWords = map[string]string{"pets:read": "read pets", "pets:write": "change pets", "metrics:read": "read metrics"}
 
 // auditNames are the current names of what a page's events act on
-// (Store.AuditNames), and whether the member may open staff and webhook
-// pages.
+// (Store.AuditNames), and which kinds of thing link to their pages: those
+// the member may open, and no pet on its own page.
 type auditNames struct {
-	names map[string]map[int64]string
-	links bool
-	// petLinks links pets to their pages (not on a pet's own page).
-	petLinks bool
+	names                          map[string]map[int64]string
+	petLinks, userLinks, hookLinks bool
 }
 
 func (n auditNames) name(ev models.AuditEvent) (string, bool) {
@@ -132,7 +130,7 @@ func (s *sentence) pet(ev models.AuditEvent, n auditNames, recorded string) {
 func (s *sentence) member(ev models.AuditEvent, n auditNames, recorded string) {
 	name, ok := n.name(ev)
 	switch {
-	case ok && n.links:
+	case ok && n.userLinks:
 		s.link(name, Prefix+"/users/"+strconv.FormatInt(ev.TargetID, 10))
 	case ok:
 		s.say(name)
@@ -150,7 +148,7 @@ func (s *sentence) webhook(ev models.AuditEvent, n auditNames) {
 		url = quotedField(ev.Detail, "url")
 	}
 	s.say("the webhook to ")
-	if ok && n.links {
+	if ok && n.hookLinks {
 		s.link(url, Prefix+"/webhooks/"+strconv.FormatInt(ev.TargetID, 10))
 	} else if url != "" {
 		s.say(url)

@@ -18,7 +18,7 @@ func TestDescribeEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ui := &Web{location: loc}
-	names := auditNames{links: true, petLinks: true, names: map[string]map[int64]string{
+	names := auditNames{petLinks: true, userLinks: true, hookLinks: true, names: map[string]map[int64]string{
 		models.TargetPet:     {7: "Luna"},
 		models.TargetUser:    {2: "bob"},
 		models.TargetAPIKey:  {3: "shop"},
