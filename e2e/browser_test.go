@@ -816,7 +816,7 @@ func TestBrowserAPIKeyScopes(t *testing.T) {
 	if got := strings.Join(strings.Fields(j.text(row+` [data-testid="scopes"]`)), " "); got != "pets:read" {
 		t.Errorf("the row's scopes %q, want pets:read", got)
 	}
-	if got := strings.Join(strings.Fields(j.text(row+` [data-testid="expires"]`)), " "); got != expiry.Format(time.DateOnly)+" 00:00 UTC" {
+	if got := strings.Join(strings.Fields(j.text(row+` [data-testid="expires"]`)), " "); got != expiry.Format("2 Jan 2006")+", 00:00 UTC" {
 		t.Errorf("the row's expiry %q", got)
 	}
 	// The form is back as new: the defaults checked again.

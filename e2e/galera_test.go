@@ -377,7 +377,7 @@ func testGaleraAcrossNodes(t *testing.T, g *galeraSite) {
 			onB := testkit.SignedIn(t, g.b.Base, g.boot.Username, g.boot.Password)
 			r := onB.Get("/admin/audit?action=" + models.ActionKeyRevoked)
 			rows := testkit.HTMLDoc(t, r).Find(`tr[data-testid="audit-row"]`)
-			if r.Status != http.StatusOK || rows.Length() != 1 || !strings.Contains(rows.Text(), models.TargetAPIKey+" "+keyID) {
+			if r.Status != http.StatusOK || rows.Length() != 1 || !strings.Contains(rows.Find("td.history a").AttrOr("href", ""), "target="+models.TargetAPIKey+"%3A"+keyID) {
 				t.Errorf("B's audit trail of revocations: %s (%d rows), want the revocation of key %s", r, rows.Length(), keyID)
 			}
 			r = onB.Get("/admin/audit?action=" + models.ActionLoginFailed)

@@ -18,21 +18,21 @@ type APIKeyRow struct {
 	Name      string
 	Prefix    string
 	CreatedBy string
-	Created   string
+	Created   Time
 	// LastUsed is "never" for a key not used yet.
-	LastUsed string
+	LastUsed Time
 	// Revoked is when the key was revoked, "" while it is live.
-	Revoked string
+	Revoked Time
 	// Scopes are the names of the key's scopes.
 	Scopes []string
 	// Expires is when the key stops working, "never" for a key without
 	// expiry.
-	Expires string
+	Expires Time
 	// Expired is true once a live (unrevoked) key's expiry has passed.
 	Expired bool
 	// LastDeprecatedCall is when the key last called the deprecated
 	// GET /v1/pets/{petId}, "never" if it has not.
-	LastDeprecatedCall string
+	LastDeprecatedCall Time
 	// ReadOnly leaves out the row's Action cell (no revoke link).
 	ReadOnly bool
 }
@@ -49,6 +49,8 @@ type APIKeyForm struct {
 	ExpiresError string
 	// MinExpires is the earliest expiry date the date picker offers.
 	MinExpires string
+	// Zone is the store's time zone, in which a typed date is read.
+	Zone string
 }
 
 // ScopeOption is one scope's checkbox in the create form.

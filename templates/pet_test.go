@@ -19,7 +19,8 @@ func TestPetPageConflict(t *testing.T) {
 		Form: templates.PetEditForm{Name: "Rexy", CategoryID: "3", Status: "sold", Version: "4",
 			Conflict: `bob changed this pet at 2026-01-02 03:04:05 UTC (name "Rex" -> "` + hostile + `") after you opened it.`,
 			Theirs:   map[string]string{"name": hostile, "status": "pending"}},
-		History: []templates.AuditRow{{When: "2026-01-02 03:04:05 UTC", Actor: "bob", Action: "pet.edited", Detail: `name "Rex" -> "` + hostile + `"`}},
+		History: []templates.AuditRow{{At: templates.Time{Text: "2 Jan 2026, 03:04 UTC", UTC: "2026-01-02T03:04:05Z"}, Actor: "bob", Action: "pet.edited",
+			Sentence: []templates.AuditPart{{Text: "bob", Actor: true}, {Text: " renamed it to " + hostile}}, Note: hostile}},
 	}
 	doc, html := render(t, templates.PetPage(page, v))
 	if strings.Contains(html, "<script>alert") {

@@ -6,8 +6,8 @@ type PetPageView struct {
 	Name       string
 	CategoryID string
 	Status     string
-	Created    string
-	Updated    string
+	Created    Time
+	Updated    Time
 	Version    int64
 	Form       PetEditForm
 	// History is the pet's audit trail, newest first; HistoryURL leads to

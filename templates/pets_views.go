@@ -55,7 +55,7 @@ type PetRow struct {
 	Name       string
 	CategoryID string
 	Status     string
-	Created    string
+	Created    Time
 	// Version is the pet's version as shown: a bulk change of the row
 	// writes only over it.
 	Version int64

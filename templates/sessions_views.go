@@ -17,8 +17,8 @@ type SessionRow struct {
 	Browser string
 	// Address is the client address the session signed in from.
 	Address  string
-	SignedIn string
-	LastSeen string
+	SignedIn Time
+	LastSeen Time
 	// Current marks this browser's session.
 	Current bool
 }

@@ -77,7 +77,7 @@ func TestPetsPageEscapesAndLabels(t *testing.T) {
 	v := templates.PetsView{
 		Filter: templates.PetFilter{Status: "sold", Query: `"><script>x</script>`},
 		Table: templates.PetTableView{Rows: []templates.PetRow{
-			{ID: 7, Name: hostile, CategoryID: "3", Status: "sold", Created: "2026-11-21 10:00 UTC"},
+			{ID: 7, Name: hostile, CategoryID: "3", Status: "sold", Created: templates.Time{Text: "21 Nov 2026, 10:00 UTC", UTC: "2026-11-21T10:00:00Z"}},
 		}, OlderURL: "/admin/pets?before=7&status=sold"},
 		Form: templates.PetFormView{Name: hostile, CategoryID: "x", Status: "pending",
 			Errors: map[string]string{"categoryId": "Category ID must be a whole number."}},
@@ -135,7 +135,7 @@ func TestPetTableEmptyStates(t *testing.T) {
 		t.Error("a search note without a stopped search")
 	}
 	// A search that stopped on its budget: no match yet, not "none".
-	note := "The search stopped at pet 940000 before filling this page: older pets may match."
+	note := "Only part of the pets were searched for this page, to keep it quick: older pets may match too. “Older →” searches on."
 	doc, _ = render(t, templates.PetTable(templates.PetTableView{Filtered: true, Note: note, OlderURL: "/admin/pets?before=940000&q=a+b"}))
 	if !strings.Contains(doc.Find(`[data-testid="empty"]`).Text(), "No pets match among those searched so far") ||
 		doc.Find(`[data-testid="search-note"]`).Text() != note || doc.Find(`.pager a[rel="next"]`).AttrOr("href", "") != "/admin/pets?before=940000&q=a+b" {

@@ -22,7 +22,7 @@ const roleHelp = "Viewers read every page; editors also add and change pets; adm
 type StaffRow struct {
 	ID       int64
 	Username string
-	Created  string
+	Created  Time
 	// State is "Enabled", "Disabled" or "Must change password".
 	State string
 	// Role is "viewer", "editor" or "admin".
@@ -64,11 +64,11 @@ type MemberView struct {
 	// member's role may not manage staff accounts.
 	ReadOnly bool
 	// DisabledAt is when the account was disabled, "" while enabled.
-	DisabledAt         string
+	DisabledAt         Time
 	MustChangePassword bool
-	Created            string
+	Created            Time
 	// LastSignIn is the last successful sign-in, "never" without one.
-	LastSignIn string
+	LastSignIn Time
 	// Keys are the live API keys this member created.
 	Keys []APIKeyRow
 	// OneTimePassword is the password a reset made in this very response,

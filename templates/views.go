@@ -57,3 +57,14 @@ type ErrorView struct {
 	Heading string
 	Message string
 }
+
+// Time is a moment as the console shows it, in the store's time zone.
+type Time struct {
+	// Text is the moment to the minute with the zone named, such as
+	// "27 Nov 2026, 14:05 CET"; "never" (or another word) when UTC is "".
+	Text string
+	// UTC is the moment in RFC 3339 in UTC, for the element's datetime.
+	UTC string
+	// Title names the zone in full and the moment in UTC, shown on hover.
+	Title string
+}

@@ -24,14 +24,14 @@ type WebhookRow struct {
 	// DisabledReason says who or what disabled it; "" while enabled.
 	DisabledReason string
 	// LastSuccess is when a delivery last succeeded, "never" if none has.
-	LastSuccess string
+	LastSuccess Time
 	// FailingSince is when its deliveries started failing; "" while they
 	// succeed.
-	FailingSince string
+	FailingSince Time
 	// Failures counts the failed attempts since the last success.
 	Failures  int
 	CreatedBy string
-	Created   string
+	Created   Time
 }
 
 // WebhookForm is the add form as typed, with each field's error if any.
@@ -63,7 +63,7 @@ type WebhookSecret struct {
 	Secret     string
 	// PreviousUntil, after a rotation, is when the replaced secret stops
 	// signing deliveries; "" after a create.
-	PreviousUntil string
+	PreviousUntil Time
 	// Grace is how long a replaced secret keeps signing, in words ("24
 	// hours").
 	Grace string
@@ -82,7 +82,7 @@ type WebhookView struct {
 	Rotated *WebhookSecret
 	// PreviousUntil is when the secret replaced by the last rotation stops
 	// signing; "" when none is valid any more.
-	PreviousUntil string
+	PreviousUntil Time
 	// Error says why an action was refused; "" when none was.
 	Error string
 	// Grace is how long a replaced secret keeps signing, in words ("24
@@ -103,9 +103,9 @@ type DeliveryRow struct {
 	LastResponse string
 	// Duration is the last attempt's, "" before the first.
 	Duration string
-	Created  string
+	Created  Time
 	// NextAttempt is when a pending delivery is tried next; "" otherwise.
-	NextAttempt string
+	NextAttempt Time
 	// Resendable offers "Resend": a delivery not delivered, failed or
 	// waiting for its next attempt.
 	Resendable bool

@@ -39,7 +39,7 @@ func (ui *Web) listAPIKeys(c *gin.Context) {
 // expiry re-renders the form as typed.
 func (ui *Web) createAPIKey(c *gin.Context) {
 	in := models.APIKeyInput{Name: c.PostForm("name"), Scopes: c.PostFormArray("scope"), Expires: c.PostForm("expires")}
-	k, key, err := ui.store.CreateAPIKeyFrom(c.Request.Context(), in, currentUser(c).Username)
+	k, key, err := ui.store.CreateAPIKeyFrom(c.Request.Context(), ui.storeDay(in), currentUser(c).Username)
 	invalid, ok := invalidFields(err)
 	if err != nil && !ok {
 		ui.fail(c, err)
@@ -76,7 +76,7 @@ func (ui *Web) confirmRevokeAPIKey(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	v := templates.RevokeAPIKeyView{Key: apiKeyRow(k, ui.now())}
+	v := templates.RevokeAPIKeyView{Key: ui.apiKeyRow(k, ui.now())}
 	ui.render(c, http.StatusOK, templates.RevokeAPIKeyPage(ui.page(c, "Revoke API key", "api-keys"), v))
 }
 
@@ -109,7 +109,7 @@ func (ui *Web) revokeAPIKey(c *gin.Context) {
 	if isHTMX(c) {
 		// The row comes first: htmx parses a leading <tr> as table content.
 		f := templates.Flash{Kind: "success", Text: msg}
-		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(apiKeyRow(k, ui.now())), templates.FlashOOB(f)))
+		ui.render(c, http.StatusOK, templ.Join(templates.APIKeyTableRow(ui.apiKeyRow(k, ui.now())), templates.FlashOOB(f)))
 		return
 	}
 	flash(c, "success", msg)
@@ -127,7 +127,7 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/api-keys/:id/revoke")}
 	now := ui.now()
 	for _, k := range keys {
-		row := apiKeyRow(k, now)
+		row := ui.apiKeyRow(k, now)
 		row.ReadOnly = v.ReadOnly
 		v.Keys = append(v.Keys, row)
 	}
@@ -138,15 +138,24 @@ func (ui *Web) apiKeysView(c *gin.Context) (templates.APIKeysView, error) {
 var scopeHelp = map[models.Scopes]string{
 	models.ScopePetsRead:  "list and fetch animals (the GET operations)",
 	models.ScopePetsWrite: "add animals (POST /v1/pets)",
-	models.ScopeMetricsRead: "read the metrics, once they are served behind a key " +
-		"(today they are only served on the private metrics address, without a key)",
+	models.ScopeMetricsRead: "read the service's own figures (requests, timings), for whoever runs the service; " +
+		"no partner needs it",
+}
+
+// storeDay reads an expiry typed as a date (the form's date field) as the
+// start of that day in the store's time zone, not in UTC.
+func (ui *Web) storeDay(in models.APIKeyInput) models.APIKeyInput {
+	if d, err := time.ParseInLocation(time.DateOnly, strings.TrimSpace(in.Expires), ui.location); err == nil {
+		in.Expires = d.Format(time.RFC3339)
+	}
+	return in
 }
 
 // apiKeyForm is the create form holding in, as typed, with the messages of
 // the fields err refuses (nil: none). The scopes in are checked.
 func (ui *Web) apiKeyForm(in models.APIKeyInput, err *models.Error) templates.APIKeyForm {
 	f := templates.APIKeyForm{Name: in.Name, Expires: in.Expires,
-		MinExpires: ui.now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)}
+		MinExpires: ui.now().In(ui.location).AddDate(0, 0, 1).Format(time.DateOnly), Zone: ui.location.String()}
 	for _, s := range models.KnownScopes {
 		name := s.String()
 		f.Scopes = append(f.Scopes, templates.ScopeOption{ID: strings.ReplaceAll(name, ":", "-"), Name: name,
@@ -179,22 +188,14 @@ func apiKeyID(c *gin.Context) (int64, error) {
 
 // apiKeyRow maps a key to its row, as it stands at now. The hash stays
 // behind.
-func apiKeyRow(k models.APIKey, now time.Time) templates.APIKeyRow {
+func (ui *Web) apiKeyRow(k models.APIKey, now time.Time) templates.APIKeyRow {
 	row := templates.APIKeyRow{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes.Names(), CreatedBy: k.CreatedBy,
-		Created: formatTime(k.CreatedAt), LastUsed: timeOrNever(k.LastUsedAt), Expires: timeOrNever(k.ExpiresAt),
-		LastDeprecatedCall: timeOrNever(k.DeprecatedCallAt), Expired: !k.Revoked() && k.Expired(now)}
+		Created: ui.when(k.CreatedAt), LastUsed: ui.whenOr(k.LastUsedAt, "never"), Expires: ui.whenOr(k.ExpiresAt, "never"),
+		LastDeprecatedCall: ui.whenOr(k.DeprecatedCallAt, "never"), Expired: !k.Revoked() && k.Expired(now)}
 	if k.Revoked() {
-		row.Revoked = formatTime(*k.RevokedAt)
+		row.Revoked = ui.when(*k.RevokedAt)
 	}
 	return row
-}
-
-// timeOrNever formats an optional time for the list.
-func timeOrNever(t *time.Time) string {
-	if t == nil {
-		return "never"
-	}
-	return formatTime(*t)
 }
 
 // invalidFields returns err as a *models.Error when it names bad form

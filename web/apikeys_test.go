@@ -158,7 +158,7 @@ func TestCreateAPIKey(t *testing.T) {
 		apiKeyRow(t, list, "Acme shop").Children().Each(func(_ int, s *goquery.Selection) {
 			cells = append(cells, strings.Join(strings.Fields(s.Text()), " "))
 		})
-		want := []string{"Acme shop", k.Prefix, "pets:read pets:write", staffName, "2026-11-21 14:03 UTC", "2026-11-21 15:33 UTC",
+		want := []string{"Acme shop", k.Prefix, "pets:read pets:write", staffName, "21 Nov 2026, 14:03 UTC", "21 Nov 2026, 15:33 UTC",
 			"never", "never", "Active", "Revoke"}
 		if strings.Join(cells, "|") != strings.Join(want, "|") {
 			t.Errorf("row = %q\nwant  %q", cells, want)
@@ -360,7 +360,7 @@ func TestRevokeAPIKeyWithConfirmationPage(t *testing.T) {
 			t.Errorf("flash %q", got)
 		}
 		row = apiKeyRow(t, list, "Acme shop")
-		if badge := row.Find(".badge-revoked"); !strings.HasPrefix(badge.Text(), "Revoked 20") || !strings.HasSuffix(badge.Text(), " UTC") {
+		if badge := row.Find(".badge-revoked"); !strings.HasPrefix(badge.Text(), "Revoked ") || !strings.HasSuffix(badge.Text(), " UTC") {
 			t.Errorf("revoked badge %q", badge.Text())
 		}
 		if row.Find("a, button, form").Length() != 0 {
@@ -477,9 +477,9 @@ func scopeBoxes(t *testing.T, p page) map[string]*goquery.Selection {
 	t.Helper()
 	boxes := map[string]*goquery.Selection{}
 	for label, name := range map[string]string{
-		"pets:read: list and fetch animals (the GET operations)": "pets:read",
-		"pets:write: add animals (POST /v1/pets)":                "pets:write",
-		"metrics:read: read the metrics, once they are served behind a key (today they are only served on the private metrics address, without a key)": "metrics:read",
+		"pets:read: list and fetch animals (the GET operations)":                                                              "pets:read",
+		"pets:write: add animals (POST /v1/pets)":                                                                             "pets:write",
+		"metrics:read: read the service's own figures (requests, timings), for whoever runs the service; no partner needs it": "metrics:read",
 	} {
 		box := labelled(t, p, label)
 		if box.AttrOr("type", "") != "checkbox" || box.AttrOr("name", "") != "scope" || box.AttrOr("value", "") != name {
@@ -526,7 +526,7 @@ func TestAPIKeyFormScopesAndExpiry(t *testing.T) {
 			expires.AttrOr("value", "x") != "" || expires.AttrOr("required", "no") != "no" {
 			t.Errorf("expiry field: %s", must(goquery.OuterHtml(expires)))
 		}
-		if help := expires.AttrOr("aria-describedby", ""); !strings.Contains(text(p, "#"+help), "00:00 UTC") {
+		if help := expires.AttrOr("aria-describedby", ""); !strings.Contains(text(p, "#"+help), "00:00 on this day, store time (UTC)") {
 			t.Errorf("the expiry's help %q does not say when on the day it ends", text(p, "#"+help))
 		}
 	})
@@ -587,7 +587,7 @@ func TestCreateAPIKeyWithScopesAndExpiry(t *testing.T) {
 			}
 			want := "never"
 			if tt.expires != "" {
-				want = date + " 00:00 UTC"
+				want = day.Format("2 Jan 2006") + ", 00:00 UTC"
 			}
 			if got := strings.Join(strings.Fields(row.Find(`[data-testid="expires"]`).Text()), " "); got != want {
 				t.Errorf("%s: expiry shown %q, want %q", tt.name, got, want)
@@ -729,4 +729,4 @@ func TestAPIKeyListExpiredAndDeprecatedCalls(t *testing.T) {
 }
 
 // formatDay is a time as the list shows it, without " UTC".
-func formatDay(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") }
+func formatDay(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04") }

@@ -143,10 +143,12 @@ func (ui *Web) renderPet(c *gin.Context, status int, pet models.Pet, form templa
 	}
 	form.CSRFToken = p.CSRFToken
 	v := templates.PetPageView{ID: pet.ID, Name: pet.Name, CategoryID: strconv.FormatInt(pet.CategoryID, 10),
-		Status: string(pet.Status), Created: formatTime(pet.CreatedAt), Updated: formatTime(pet.UpdatedAt),
+		Status: string(pet.Status), Created: ui.when(pet.CreatedAt), Updated: ui.when(pet.UpdatedAt),
 		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id")}
+	// The pet's own page names it without a link to itself.
+	self := auditNames{names: map[string]map[int64]string{models.TargetPet: {pet.ID: pet.Name}}}
 	for _, ev := range events {
-		v.History = append(v.History, auditRow(ev))
+		v.History = append(v.History, ui.auditRow(ev, self))
 	}
 	if more {
 		v.HistoryURL = Prefix + "/audit?target=" + url.QueryEscape("pet:"+strconv.FormatInt(pet.ID, 10)) +

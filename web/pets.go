@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -57,7 +56,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
-	counts, err := ui.statusCounts(c, l.Status)
+	counts, err := ui.statusCounts(c, l)
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
@@ -71,7 +70,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
 	}
 	for _, p := range page.Pets {
-		r := petRow(p)
+		r := ui.petRow(p)
 		r.Changed, r.ReadOnly = p.ID == changed, t.ReadOnly
 		t.Rows = append(t.Rows, r)
 	}
@@ -81,8 +80,9 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 
 // statusCounts reads how many pets each status has (models keeps the
 // counts with the writes: a read of a few rows), each with the link to its
-// list; current is the status the list shows ("" for all).
-func (ui *Web) statusCounts(c *gin.Context, current models.Status) ([]templates.StatusCount, error) {
+// list; the status the list is filtered by is marked current, and "All"
+// only while nothing narrows the list (not during a search).
+func (ui *Web) statusCounts(c *gin.Context, l models.PetListing) ([]templates.StatusCount, error) {
 	counts, err := ui.store.PetStatusCounts(c.Request.Context())
 	if err != nil {
 		return nil, err
@@ -93,7 +93,7 @@ func (ui *Web) statusCounts(c *gin.Context, current models.Status) ([]templates.
 			noun = "pet"
 		}
 		return templates.StatusCount{Label: label, Status: string(st), Count: groupDigits(n), Noun: noun,
-			URL: petsURL(models.PetListing{Status: st}, "", 0), Current: st == current}
+			URL: petsURL(models.PetListing{Status: st}, "", 0), Current: st == l.Status && (st != "" || l.Search == "")}
 	}
 	out := []templates.StatusCount{count("All", "", counts.Total())}
 	for _, st := range models.Statuses {
@@ -132,10 +132,10 @@ func pager(l models.PetListing, page models.PetListingPage) (newer, older, note 
 	switch {
 	case page.Resume != 0 && l.After > 0:
 		newer = petsURL(l, models.FieldAfter, page.Resume)
-		note = fmt.Sprintf("The search stopped at pet %d before filling this page: newer pets may match.", page.Resume)
+		note = "Only part of the pets were searched for this page, to keep it quick: newer pets may match too. “← Newer” searches on."
 	case page.Resume != 0:
 		older = petsURL(l, models.FieldBefore, page.Resume)
-		note = fmt.Sprintf("The search stopped at pet %d before filling this page: older pets may match.", page.Resume)
+		note = "Only part of the pets were searched for this page, to keep it quick: older pets may match too. “Older →” searches on."
 	}
 	return newer, older, note
 }
@@ -152,14 +152,9 @@ func listingURL(l models.PetListing) string {
 	return petsURL(l, "", 0)
 }
 
-func petRow(p models.Pet) templates.PetRow {
+func (ui *Web) petRow(p models.Pet) templates.PetRow {
 	return templates.PetRow{ID: p.ID, Name: p.Name, CategoryID: strconv.FormatInt(p.CategoryID, 10),
-		Status: string(p.Status), Created: formatTime(p.CreatedAt), Version: p.Version}
-}
-
-// formatTime shows a time in UTC to the minute, the same on every instance.
-func formatTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+		Status: string(p.Status), Created: ui.when(p.CreatedAt), Version: p.Version}
 }
 
 // petListing reads the pets page's parameters (status, q, after, before)
@@ -297,12 +292,12 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 	}
 	msg := fmt.Sprintf("%s is now %s.", pet.Name, pet.Status)
 	if isHTMX(c) {
-		counts, err := ui.statusCounts(c, shownListing(c).Status)
+		counts, err := ui.statusCounts(c, shownListing(c))
 		if err != nil {
 			ui.fail(c, err)
 			return
 		}
-		row := petRow(pet)
+		row := ui.petRow(pet)
 		row.Changed = true
 		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), counts, templates.Flash{Kind: "success", Text: msg}))
 		return

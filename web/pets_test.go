@@ -453,8 +453,14 @@ func TestSearchStopsOnBudget(t *testing.T) {
 		}
 		note := text(p, `[data-testid="search-note"]`)
 		older, ok := p.Doc.Find(`a[rel="next"]`).Attr("href")
-		if !strings.Contains(note, "The search stopped at pet") || !ok || !strings.Contains(older, "q=alpha+beta") || !strings.Contains(older, "before=") {
+		if !strings.Contains(note, "older pets may match too") || !ok || !strings.Contains(older, "q=alpha+beta") || !strings.Contains(older, "before=") {
 			t.Fatalf("first page: note %q, older link %q", note, older)
+		}
+		if strings.ContainsAny(note, "0123456789") {
+			t.Errorf("the note %q speaks of pet ids", note)
+		}
+		if n := p.Doc.Find(`[data-testid="pet-counts"] [aria-current]`).Length(); n != 0 {
+			t.Errorf("during a search of all statuses %d status counts are marked as the list shown, want none (not All)", n)
 		}
 		for pages := 1; len(rowNames(p)) == 0; pages++ {
 			if pages > 5 {

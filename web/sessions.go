@@ -116,9 +116,9 @@ func (ui *Web) sessionsView(c *gin.Context) (templates.SessionsView, error) {
 	v := templates.SessionsView{Sessions: make([]templates.SessionRow, 0, len(list))}
 	for _, s := range list {
 		row := templates.SessionRow{Handle: s.Handle, Browser: browserName(s.UserAgent), Address: s.ClientIP,
-			SignedIn: formatTime(s.CreatedAt), LastSeen: formatTime(s.UpdatedAt), Current: s.Handle == this}
+			SignedIn: ui.when(s.CreatedAt), LastSeen: ui.when(s.UpdatedAt), Current: s.Handle == this}
 		if row.Current {
-			row.LastSeen = "Now"
+			row.LastSeen = templates.Time{Text: "Now"}
 			v.Sessions = append([]templates.SessionRow{row}, v.Sessions...)
 			continue
 		}

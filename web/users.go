@@ -168,7 +168,7 @@ func (ui *Web) staffView(c *gin.Context) (templates.StaffView, error) {
 	v := templates.StaffView{Members: make([]templates.StaffRow, 0, len(users)), MinPasswordLength: models.MinPasswordLength,
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/users")}
 	for _, u := range users {
-		v.Members = append(v.Members, templates.StaffRow{ID: u.ID, Username: u.Username, Created: formatTime(u.CreatedAt),
+		v.Members = append(v.Members, templates.StaffRow{ID: u.ID, Username: u.Username, Created: ui.when(u.CreatedAt),
 			State: accountState(u), Role: string(u.Role), You: u.ID == me})
 	}
 	return v, nil
@@ -213,10 +213,10 @@ func (ui *Web) renderMember(c *gin.Context, status int, u models.User, otp, refu
 func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, error) {
 	ctx := c.Request.Context()
 	v := templates.MemberView{ID: u.ID, Username: u.Username, You: u.ID == currentUser(c).ID, Disabled: u.Disabled(),
-		MustChangePassword: u.MustChangePassword, Created: formatTime(u.CreatedAt), LastSignIn: "never",
+		MustChangePassword: u.MustChangePassword, Created: ui.when(u.CreatedAt), LastSignIn: templates.Time{Text: "never"},
 		Role: string(u.Role), ReadOnly: !ui.may(c, "POST "+Prefix+"/users/:id/role")}
 	if u.DisabledAt != nil {
-		v.DisabledAt = formatTime(*u.DisabledAt)
+		v.DisabledAt = ui.when(*u.DisabledAt)
 	}
 	logins, _, err := ui.store.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionLogin,
 		TargetType: models.TargetUser, TargetID: u.ID, Limit: 1})
@@ -224,7 +224,7 @@ func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, 
 		return v, err
 	}
 	if len(logins) > 0 {
-		v.LastSignIn = formatTime(logins[0].At)
+		v.LastSignIn = ui.when(logins[0].At)
 	}
 	keys, err := ui.store.ListAPIKeys(ctx)
 	if err != nil {
@@ -232,7 +232,7 @@ func (ui *Web) memberView(c *gin.Context, u models.User) (templates.MemberView, 
 	}
 	for _, k := range keys {
 		if k.CreatedBy == u.Username && !k.Revoked() {
-			v.Keys = append(v.Keys, apiKeyRow(k, ui.now()))
+			v.Keys = append(v.Keys, ui.apiKeyRow(k, ui.now()))
 		}
 	}
 	return v, nil

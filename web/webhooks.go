@@ -97,7 +97,7 @@ func (ui *Web) webhooksView(c *gin.Context) (templates.WebhooksView, error) {
 	}
 	v := templates.WebhooksView{Endpoints: make([]templates.WebhookRow, 0, len(ws)), Form: webhookForm(models.WebhookInput{}, nil)}
 	for _, w := range ws {
-		v.Endpoints = append(v.Endpoints, webhookRow(w))
+		v.Endpoints = append(v.Endpoints, ui.webhookRow(w))
 	}
 	return v, nil
 }
@@ -119,15 +119,15 @@ func webhookForm(in models.WebhookInput, err *models.Error) templates.WebhookFor
 
 // webhookRow maps an endpoint to what the pages show of it. The secrets
 // stay behind.
-func webhookRow(w models.Webhook) templates.WebhookRow {
+func (ui *Web) webhookRow(w models.Webhook) templates.WebhookRow {
 	r := templates.WebhookRow{ID: w.ID, URL: w.URL, Events: "all", Description: w.Description, Enabled: w.Enabled,
-		DisabledReason: w.DisabledReason, LastSuccess: timeOrNever(w.LastSuccessAt), Failures: w.ConsecutiveFailures,
-		CreatedBy: w.CreatedBy, Created: formatTime(w.CreatedAt)}
+		DisabledReason: w.DisabledReason, LastSuccess: ui.whenOr(w.LastSuccessAt, "never"), Failures: w.ConsecutiveFailures,
+		CreatedBy: w.CreatedBy, Created: ui.when(w.CreatedAt)}
 	if types := w.Types(); len(types) > 0 {
 		r.Events = strings.Join(types, ", ")
 	}
 	if w.FailingSince != nil {
-		r.FailingSince = formatTime(*w.FailingSince)
+		r.FailingSince = ui.when(*w.FailingSince)
 	}
 	return r
 }
@@ -151,21 +151,21 @@ func (ui *Web) renderWebhook(c *gin.Context, status int, w models.Webhook, rotat
 		ui.fail(c, err)
 		return
 	}
-	v := templates.WebhookView{Endpoint: webhookRow(w), DeliveryLimit: webhookDeliveryLimit, Rotated: rotated, Error: refused,
+	v := templates.WebhookView{Endpoint: ui.webhookRow(w), DeliveryLimit: webhookDeliveryLimit, Rotated: rotated, Error: refused,
 		Grace: graceWords(webhooks.RotationGrace)}
 	if now := ui.now(); w.PreviousExpiresAt != nil && now.Before(*w.PreviousExpiresAt) {
-		v.PreviousUntil = formatTime(*w.PreviousExpiresAt)
+		v.PreviousUntil = ui.when(*w.PreviousExpiresAt)
 	}
 	for _, d := range ds {
-		v.Deliveries = append(v.Deliveries, deliveryRow(d))
+		v.Deliveries = append(v.Deliveries, ui.deliveryRow(d))
 	}
 	ui.render(c, status, templates.WebhookPage(ui.page(c, "Webhook endpoint "+strconv.FormatInt(w.ID, 10), "webhooks"), v))
 }
 
 // deliveryRow maps a delivery to its row; its body stays behind.
-func deliveryRow(d models.WebhookDelivery) templates.DeliveryRow {
+func (ui *Web) deliveryRow(d models.WebhookDelivery) templates.DeliveryRow {
 	r := templates.DeliveryRow{ID: d.ID, EventID: d.EventID, Type: d.EventType, Status: d.Status, Attempts: d.Attempts,
-		LastResponse: "not tried yet", Created: formatTime(d.CreatedAt),
+		LastResponse: "not tried yet", Created: ui.when(d.CreatedAt),
 		Resendable: d.Status != models.DeliveryDelivered}
 	switch {
 	case d.LastError != "":
@@ -177,7 +177,7 @@ func deliveryRow(d models.WebhookDelivery) templates.DeliveryRow {
 		r.Duration = strconv.Itoa(*d.LastDurationMS) + " ms"
 	}
 	if d.Status == models.DeliveryPending {
-		r.NextAttempt = formatTime(d.NextAttemptAt)
+		r.NextAttempt = ui.when(d.NextAttemptAt)
 	}
 	return r
 }
@@ -277,7 +277,7 @@ func (ui *Web) confirmRotateWebhook(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	v := templates.ConfirmWebhookView{Endpoint: webhookRow(w), Grace: graceWords(webhooks.RotationGrace)}
+	v := templates.ConfirmWebhookView{Endpoint: ui.webhookRow(w), Grace: graceWords(webhooks.RotationGrace)}
 	ui.render(c, http.StatusOK, templates.RotateWebhookPage(ui.page(c, "Rotate webhook secret", "webhooks"), v))
 }
 
@@ -302,7 +302,7 @@ func (ui *Web) rotateWebhook(c *gin.Context) {
 	}
 	s := &templates.WebhookSecret{EndpointID: w.ID, URL: w.URL, Secret: secret, Grace: graceWords(webhooks.RotationGrace)}
 	if w.PreviousExpiresAt != nil {
-		s.PreviousUntil = formatTime(*w.PreviousExpiresAt)
+		s.PreviousUntil = ui.when(*w.PreviousExpiresAt)
 	}
 	ui.renderWebhook(c, http.StatusOK, w, s, "")
 }
@@ -315,7 +315,7 @@ func (ui *Web) confirmDeleteWebhook(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	v := templates.ConfirmWebhookView{Endpoint: webhookRow(w)}
+	v := templates.ConfirmWebhookView{Endpoint: ui.webhookRow(w)}
 	ui.render(c, http.StatusOK, templates.DeleteWebhookPage(ui.page(c, "Delete webhook endpoint", "webhooks"), v))
 }
 

@@ -199,7 +199,7 @@ func TestWebhooksPage(t *testing.T) {
 }
 
 // formatUTC is how the console shows a time.
-func formatUTC(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") + " UTC" }
+func formatUTC(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04") + " UTC" }
 
 // An admin adds an endpoint: its secret is shown once, is the one that
 // signs, and is never shown again.
