@@ -575,3 +575,83 @@ func (s *Store) searchListing(ctx context.Context, l PetListing, limit int) (Pet
 	}
 	return out, nil
 }
+
+// NextPage is the listing of the page after p in the listing's order,
+// and whether there is one: beyond its last pet, or where a name search
+// stopped on its budget.
+func (l PetListing) NextPage(p PetListingPage) (PetListing, bool) {
+	return l.beyond(p, true)
+}
+
+// PrevPage is the listing of the page before p in the listing's order,
+// and whether there is one.
+func (l PetListing) PrevPage(p PetListingPage) (PetListing, bool) {
+	return l.beyond(p, false)
+}
+
+// beyond is the listing of the page next to p, forward or not.
+func (l PetListing) beyond(p PetListingPage, forward bool) (PetListing, bool) {
+	n := l
+	n.After, n.Before, n.Key, n.Last = 0, 0, "", false
+	// Ascending in (key, id) terms.
+	up := forward != l.Order().Descending()
+	if p.Resume != 0 && l.Search != "" && forward == (l.After == 0) {
+		// The search stopped before filling the page: on from there.
+		if up {
+			n.After = p.Resume
+		} else {
+			n.Before = p.Resume
+		}
+		return n, true
+	}
+	if len(p.Pets) == 0 || (forward && !p.Next) || (!forward && !p.Prev) {
+		return PetListing{}, false
+	}
+	edge := p.Pets[len(p.Pets)-1]
+	if !forward {
+		edge = p.Pets[0]
+	}
+	n.Key = PetSortKey(l.Order(), edge)
+	if up {
+		n.After = edge.ID
+	} else {
+		n.Before = edge.ID
+	}
+	return n, true
+}
+
+// Query is the listing as the console's URL carries it, parameters at
+// their defaults left out.
+func (l PetListing) Query() url.Values {
+	v := url.Values{}
+	set := func(k, s string) {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	set(FieldStatus, string(l.Status))
+	set(FieldSearch, l.Search)
+	if l.Category != 0 {
+		v.Set(FieldCategory, strconv.FormatInt(l.Category, 10))
+	}
+	set(FieldCreatedFrom, l.From)
+	set(FieldCreatedTo, l.To)
+	if l.Sort != "" && l.Sort != SortNewest {
+		v.Set(FieldSort, string(l.Sort))
+	}
+	if l.PerPage != 0 && l.PerPage != PerPageChoices[0] {
+		v.Set(FieldPerPage, strconv.Itoa(l.PerPage))
+	}
+	switch {
+	case l.After != 0:
+		v.Set(FieldAfter, strconv.FormatInt(l.After, 10))
+	case l.Before != 0:
+		v.Set(FieldBefore, strconv.FormatInt(l.Before, 10))
+	case l.Last:
+		v.Set(FieldLast, "1")
+	}
+	if l.After != 0 || l.Before != 0 {
+		set(FieldKey, l.Key)
+	}
+	return v
+}
