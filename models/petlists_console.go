@@ -414,10 +414,11 @@ func listIndex(l PetListing) string {
 	return "idx_pets_" + col
 }
 
-// listSQL is the statement of a keyset read of the listing: its filters,
-// beyond the cursor when after, in (key, id) order ascending or not, and
-// its arguments up to the limit's.
-func (s *Store) listSQL(l PetListing, ascending bool, from *keysetCursor) (string, []any) {
+// listSQL is the statement of a read of the listing's filter in (key,
+// id) order, ascending or not, with cond added (a cursor's bound) and,
+// when byID, in id order alone (within one key), and its arguments up to
+// the limit's.
+func (s *Store) listSQL(l PetListing, ascending bool, cond string, condArgs []any, byID bool) (string, []any) {
 	index := listIndex(l)
 	table := "pets INDEXED BY " + index
 	if s.driver == DriverMySQL {
@@ -439,52 +440,74 @@ func (s *Store) listSQL(l PetListing, ascending bool, from *keysetCursor) (strin
 			where, args = append(where, "created_at < ?"), append(args, hi)
 		}
 	}
-	col := sortColumns[l.Order().Column()]
-	// A category order of one category is an id order.
-	keyed := !(col == "category_id" && l.Category != 0)
-	op, dir := ">", "ASC"
-	if !ascending {
-		op, dir = "<", "DESC"
+	if cond != "" {
+		where, args = append(where, cond), append(args, condArgs...)
 	}
-	if from != nil {
-		if keyed {
-			// The key's bound first: it is the index's range; the OR picks
-			// the ties beyond the cursor's id within it.
-			where = append(where, fmt.Sprintf("%[1]s %[2]s= ? AND (%[1]s %[2]s ? OR id %[2]s ?)", col, op))
-			args = append(args, from.key, from.key, from.id)
-		} else {
-			where, args = append(where, "id "+op+" ?"), append(args, from.id)
-		}
+	dir := "ASC"
+	if !ascending {
+		dir = "DESC"
 	}
 	q := "SELECT " + petColumns + " FROM " + table
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	if keyed {
-		q += fmt.Sprintf(" ORDER BY %s %s, id %s LIMIT ?", col, dir, dir)
-	} else {
-		q += " ORDER BY id " + dir + " LIMIT ?"
+	if byID {
+		return q + " ORDER BY id " + dir + " LIMIT ?", args
 	}
-	return q, args
+	return q + fmt.Sprintf(" ORDER BY %s %s, id %s LIMIT ?", sortColumns[l.Order().Column()], dir, dir), args
 }
 
 // keysetRead reads up to limit pets of the listing's filter in (key, id)
 // order, ascending or not, beyond from when not nil, and whether more
-// follow, on the primary (staff see what they have just done).
+// follow, on the primary (staff see what they have just done). Beyond a
+// cursor it reads in two index ranges: the rest of the cursor's key (its
+// ties, by id), then the keys beyond it. One condition "key <= k AND (key
+// < k OR id < i)" would start its range at the key's first entry and step
+// over every tie before the cursor's id, and a seed or an import writes
+// thousands of pets with one created_at.
 func (s *Store) keysetRead(ctx context.Context, l PetListing, ascending bool, from *keysetCursor, limit int) ([]Pet, bool, error) {
-	q, args := s.listSQL(l, ascending, from)
-	args = append(args, limit+1)
 	pets := make([]Pet, 0, limit+1)
-	err := s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
-		var p Pet
-		if err := scanPet(rows, &p); err != nil {
-			return err
+	read := func(q string, args []any) error {
+		args = append(args, limit+1-len(pets))
+		err := s.queryRows(ctx, q, args, func(rows *sql.Rows) error {
+			var p Pet
+			if err := scanPet(rows, &p); err != nil {
+				return err
+			}
+			pets = append(pets, p)
+			return nil
+		})
+		return s.dbErr("list pets", err)
+	}
+	op := ">"
+	if !ascending {
+		op = "<"
+	}
+	col := sortColumns[l.Order().Column()]
+	// A category order of one category is an id order.
+	byID := col == "category_id" && l.Category != 0
+	switch {
+	case from == nil:
+		q, args := s.listSQL(l, ascending, "", nil, byID)
+		if err := read(q, args); err != nil {
+			return nil, false, err
 		}
-		pets = append(pets, p)
-		return nil
-	})
-	if err != nil {
-		return nil, false, s.dbErr("list pets", err)
+	case byID:
+		q, args := s.listSQL(l, ascending, "id "+op+" ?", []any{from.id}, true)
+		if err := read(q, args); err != nil {
+			return nil, false, err
+		}
+	default:
+		q, args := s.listSQL(l, ascending, col+" = ? AND id "+op+" ?", []any{from.key, from.id}, true)
+		if err := read(q, args); err != nil {
+			return nil, false, err
+		}
+		if len(pets) <= limit {
+			q, args := s.listSQL(l, ascending, col+" "+op+" ?", []any{from.key}, false)
+			if err := read(q, args); err != nil {
+				return nil, false, err
+			}
+		}
 	}
 	more := len(pets) > limit
 	if more {
