@@ -144,7 +144,7 @@ func (ui *Web) renderPet(c *gin.Context, status int, pet models.Pet, form templa
 	form.CSRFToken = p.CSRFToken
 	v := templates.PetPageView{ID: pet.ID, Name: pet.Name, CategoryID: strconv.FormatInt(pet.CategoryID, 10),
 		Status: string(pet.Status), Created: formatTime(pet.CreatedAt), Updated: formatTime(pet.UpdatedAt),
-		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id")}
+		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id"), Back: petsBack(c)}
 	for _, ev := range events {
 		v.History = append(v.History, auditRow(ev))
 	}
@@ -175,7 +175,7 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 	if c.PostForm("all") == "1" {
 		items = c.PostFormArray("page")
 	}
-	ch, err := models.ParseStatusChange(items, c.PostForm("status"), petsPageSize)
+	ch, err := models.ParseStatusChange(items, c.PostForm("status"), listingOf(back).Limit())
 	if e, ok := invalidFields(err); ok {
 		ui.bulkRefused(c, back, e.Message)
 		return
