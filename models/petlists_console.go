@@ -282,6 +282,21 @@ func (l PetListing) dayBounds() (from, to time.Time) {
 	return from, to
 }
 
+// within reports whether a creation time lies within the listing's dates.
+func (l PetListing) within(t time.Time) bool {
+	lo, hi := l.dayBounds()
+	return !t.Before(lo) && (hi.IsZero() || t.Before(hi))
+}
+
+// createdBound is the time of a cursor's condition on created_at.
+func createdBound(cond string, args []any) (time.Time, bool) {
+	if !strings.HasPrefix(cond, "created_at ") || len(args) == 0 {
+		return time.Time{}, false
+	}
+	t, ok := args[0].(time.Time)
+	return t, ok
+}
+
 // PetListingPage is one page of the console's list of pets.
 type PetListingPage struct {
 	// Pets are in the listing's order.
@@ -432,13 +447,30 @@ func (s *Store) listSQL(l PetListing, ascending bool, cond string, condArgs []an
 	if l.Category != 0 {
 		where, args = append(where, "category_id = ?"), append(args, l.Category)
 	}
-	if lo, hi := l.dayBounds(); !lo.IsZero() || !hi.IsZero() {
-		if !lo.IsZero() {
-			where, args = append(where, "created_at >= ?"), append(args, lo)
+	lo, hi := l.dayBounds()
+	if t, ok := createdBound(cond, condArgs); ok {
+		// A cursor's created_at and the dates bound the same column: only
+		// the tighter bound of each side is written, since SQLite ranges an
+		// index by one bound a side and would test the other on every
+		// entry between them.
+		switch {
+		case strings.HasPrefix(cond, "created_at = "):
+			lo, hi = time.Time{}, time.Time{} // within the dates: keysetRead checks
+		case strings.HasPrefix(cond, "created_at < ") && !hi.IsZero() && !hi.After(t):
+			cond, condArgs = "", nil
+		case strings.HasPrefix(cond, "created_at < "):
+			hi = time.Time{}
+		case strings.HasPrefix(cond, "created_at > ") && !lo.IsZero() && t.Before(lo):
+			cond, condArgs = "", nil
+		case strings.HasPrefix(cond, "created_at > "):
+			lo = time.Time{}
 		}
-		if !hi.IsZero() {
-			where, args = append(where, "created_at < ?"), append(args, hi)
-		}
+	}
+	if !lo.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, lo)
+	}
+	if !hi.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, hi)
 	}
 	if cond != "" {
 		where, args = append(where, cond), append(args, condArgs...)
@@ -498,9 +530,11 @@ func (s *Store) keysetRead(ctx context.Context, l PetListing, ascending bool, fr
 			return nil, false, err
 		}
 	default:
-		q, args := s.listSQL(l, ascending, col+" = ? AND id "+op+" ?", []any{from.key, from.id}, true)
-		if err := read(q, args); err != nil {
-			return nil, false, err
+		if t, ok := from.key.(time.Time); !ok || l.within(t) {
+			q, args := s.listSQL(l, ascending, col+" = ? AND id "+op+" ?", []any{from.key, from.id}, true)
+			if err := read(q, args); err != nil {
+				return nil, false, err
+			}
 		}
 		if len(pets) <= limit {
 			q, args := s.listSQL(l, ascending, col+" "+op+" ?", []any{from.key}, false)
