@@ -21,9 +21,6 @@ type PetFilter struct {
 	Category string // a category id, "" for all
 	From, To string // dates, 2006-01-02, "" when open
 	PerPage  string // "20", "50" or "100"
-	// Sort is the list's order ("" for the default), kept when the
-	// filter changes.
-	Sort string
 }
 
 // PerPageChoices are the page sizes the filter offers.
@@ -68,6 +65,9 @@ type PetTableView struct {
 	SortNote string
 	// CountNote says that the counts are of all pets, not of the filter.
 	CountNote bool
+	// Sort is the list's order as its address says it ("" for the
+	// default), which the filter form keeps.
+	Sort      string
 	Filtered  bool
 	CSRFToken string
 	// Note says that a name search stopped before filling the page, and

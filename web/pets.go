@@ -82,6 +82,7 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 		Columns:   sortColumns(l),
 		SortNote:  sortNote(l),
 		CountNote: l.Search != "" || l.Category != 0 || l.From != "" || l.To != "",
+		Sort:      l.Query().Get(models.FieldSort),
 	}
 	for _, p := range page.Pets {
 		r := petRow(p)
@@ -271,7 +272,7 @@ func (ui *Web) listPets(c *gin.Context) {
 // petFilter is the filter form's state of a listing.
 func petFilter(l models.PetListing) templates.PetFilter {
 	f := templates.PetFilter{Status: string(l.Status), Query: l.Search, From: l.From, To: l.To,
-		PerPage: strconv.Itoa(l.Limit()), Sort: string(l.Sort)}
+		PerPage: strconv.Itoa(l.Limit())}
 	if l.Category != 0 {
 		f.Category = strconv.FormatInt(l.Category, 10)
 	}
@@ -303,7 +304,7 @@ func (ui *Web) listRefused(c *gin.Context, err error) {
 	p := ui.page(c, "Pets", "pets")
 	p.Flash = fl
 	f := templates.PetFilter{Status: q.Get(models.FieldStatus), Query: q.Get(models.FieldSearch), Category: q.Get(models.FieldCategory),
-		From: q.Get(models.FieldCreatedFrom), To: q.Get(models.FieldCreatedTo), PerPage: q.Get(models.FieldPerPage), Sort: q.Get(models.FieldSort)}
+		From: q.Get(models.FieldCreatedFrom), To: q.Get(models.FieldCreatedTo), PerPage: q.Get(models.FieldPerPage)}
 	ui.render(c, http.StatusBadRequest, templates.PetsPage(p, templates.PetsView{Filter: f, Table: table,
 		Form: templates.PetFormView{CSRFToken: p.CSRFToken}, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}))
 }
