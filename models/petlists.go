@@ -272,7 +272,7 @@ type PetPage struct {
 
 // ListPetsPage returns one page of pets, as ListPets does; a name search
 // (q.NameContains) may also stop on its budget and say where to resume.
-// The console reads it through ListPetsNewestFirst; the search's tests and
+// The console reads it through ListPetListing; the search's tests and
 // benchmarks read it directly.
 func (s *Store) ListPetsPage(ctx context.Context, q PetQuery) (PetPage, error) {
 	if q.NameContains == "" {

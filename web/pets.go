@@ -41,20 +41,6 @@ func firstPage(l models.PetListing) models.PetListing {
 	return l
 }
 
-// petsURL returns the console URL of the listing's filter and order, at a
-// page boundary when key ("after" or "before") is not "" (the pet id's own
-// sort key is read from the pet).
-func petsURL(l models.PetListing, key string, id int64) string {
-	l = firstPage(l)
-	switch key {
-	case models.FieldAfter:
-		l.After = id
-	case models.FieldBefore:
-		l.Before = id
-	}
-	return listURL(l)
-}
-
 // petTable reads one page of the listing, in its order, with the links to
 // its neighbours, its column headers and the status counts; changed is a
 // pet to highlight.
