@@ -485,6 +485,7 @@ func TestBrowserAddPet(t *testing.T) {
 		j.within("see the empty state", chromedp.WaitVisible(chromedp.CSS(`[data-testid="empty"]`)))
 
 		j.markPage()
+		j.openAddPet()
 		j.fill("#pet-form", "Name", "Biscuit")
 		j.fill("#pet-form", "Category ID", "7")
 		j.choose(j.control("#pet-form", "Status"), "pending")
@@ -525,6 +526,7 @@ func TestBrowserPetValidation(t *testing.T) {
 	// drops letters as they are typed ("abc" alone leaves it empty), so the
 	// bad value is "abc1.5": 1.5 when the field takes numbers only, the
 	// whole text if it ever takes text; either way not a whole number.
+	j.openAddPet()
 	j.fill("#pet-form", "Category ID", "abc1.5")
 	typed := j.value("#pet-category")
 	if typed != "1.5" && typed != "abc1.5" {

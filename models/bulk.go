@@ -110,11 +110,12 @@ var ErrBulkRunning = errors.New("another bulk change is running")
 // BulkFilter reads the list's query a bulk change is to follow: the
 // listing it selects, with where a page starts left out (a bulk change is
 // of every page), and the query as it is kept with the job.
-func BulkFilter(params url.Values) (PetListing, url.Values, error) {
+func BulkFilter(params url.Values, zone *time.Location) (PetListing, url.Values, error) {
 	l, err := ParsePetListing(params)
 	if err != nil {
 		return PetListing{}, nil, err
 	}
+	l.Zone = zone
 	l.After, l.Before = 0, 0
 	kept := url.Values{}
 	for k, vs := range params {
@@ -138,14 +139,14 @@ func (s *Store) CountMatching(ctx context.Context, l PetListing) (int, error) {
 
 // StartBulkStatus starts setting every pet matching filter (the list's
 // query, BulkFilter) to status in the background, by actor; total is the
-// count the member confirmed. If another bulk job runs, on any instance,
+// count the member confirmed; the filter's dates are days in zone. If another bulk job runs, on any instance,
 // nothing starts: the error wraps ErrBulkRunning, has CodeConflict, and
 // the job returned is the running one.
-func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, status Status, total int, actor string) (BulkJob, error) {
+func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *time.Location, status Status, total int, actor string) (BulkJob, error) {
 	if _, ok := ParseStatus(string(status)); !ok {
 		return BulkJob{}, fieldError(FieldStatus, StatusMessage)
 	}
-	l, kept, err := BulkFilter(filter)
+	l, kept, err := BulkFilter(filter, zone)
 	if err != nil {
 		return BulkJob{}, err
 	}

@@ -30,7 +30,7 @@ func seedBulk(tb testing.TB, s *models.Store, n int) {
 func runBulk(tb testing.TB, s *models.Store, filter url.Values, status models.Status) models.BulkJob {
 	tb.Helper()
 	ctx := context.Background()
-	l, _, err := models.BulkFilter(filter)
+	l, _, err := models.BulkFilter(filter, time.UTC)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func runBulk(tb testing.TB, s *models.Store, filter url.Values, status models.St
 	if err != nil {
 		tb.Fatal(err)
 	}
-	job, err := s.StartBulkStatus(ctx, filter, status, total, "ana")
+	job, err := s.StartBulkStatus(ctx, filter, time.UTC, status, total, "ana")
 	if err != nil {
 		tb.Fatalf("StartBulkStatus: %v", err)
 	}
@@ -183,7 +183,7 @@ func TestBulkStatusOneAtATime(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, errs[i] = s.StartBulkStatus(ctx, url.Values{}, models.StatusSold, 1, "ana")
+					_, errs[i] = s.StartBulkStatus(ctx, url.Values{}, time.UTC, models.StatusSold, 1, "ana")
 				}()
 			}
 			wg.Wait()
@@ -208,7 +208,7 @@ func TestBulkStatusOneAtATime(t *testing.T) {
 			if _, ok, err := a.RunningBulkJob(ctx); err != nil || ok {
 				t.Errorf("RunningBulkJob after the end = %v, %v; want none", ok, err)
 			}
-			if _, err := b.StartBulkStatus(ctx, url.Values{}, models.StatusPending, 1, "ana"); err != nil {
+			if _, err := b.StartBulkStatus(ctx, url.Values{}, time.UTC, models.StatusPending, 1, "ana"); err != nil {
 				t.Errorf("start after the end: %v", err)
 			}
 			b.WaitBulkJobs()
@@ -226,7 +226,7 @@ func TestBulkStatusDeadRunner(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.StartBulkStatus(ctx, url.Values{}, models.StatusSold, 0, "ana"); !errors.Is(err, models.ErrBulkRunning) {
+		if _, err := s.StartBulkStatus(ctx, url.Values{}, time.UTC, models.StatusSold, 0, "ana"); !errors.Is(err, models.ErrBulkRunning) {
 			t.Fatalf("start beside a live job: %v; want ErrBulkRunning", err)
 		}
 		if _, err := s.GetBulkJob(ctx, live.ID); err != nil {
@@ -246,7 +246,7 @@ func TestBulkStatusDeadRunner(t *testing.T) {
 		if err != nil || len(events) != 1 || !strings.Contains(events[0].Detail, "stopped after 4") {
 			t.Errorf("audit = %+v, %v; want the failed job recorded once", events, err)
 		}
-		if _, err := s.StartBulkStatus(ctx, url.Values{}, models.StatusSold, 0, "ana"); err != nil {
+		if _, err := s.StartBulkStatus(ctx, url.Values{}, time.UTC, models.StatusSold, 0, "ana"); err != nil {
 			t.Errorf("start after the dead job: %v", err)
 		}
 		s.WaitBulkJobs()

@@ -18,20 +18,23 @@ import (
 // ExportChunk is the most pets one read of an export asks for.
 const ExportChunk = 1000
 
-// ExportPets reads every pet of the listing's filter (its status and name
-// search; After and Before are ignored: an export is all of its pages),
-// newest first as the console lists them, in chunks of up to chunk pets
+// ExportPets reads every pet of the listing's filter (After, Before and
+// Last are ignored: an export is all of its pages), in the order the
+// console lists them (a name search newest first), in chunks of up to chunk pets
 // (1..ExportChunk; anything else is ExportChunk), and calls each with each
 // chunk in turn (the slice is reused afterwards). Each chunk is one short
 // read on the primary, run when the previous chunk has been handled: a
-// pet changed meanwhile is exported as it is when its chunk is read, and
-// pets added after the export started (newer than its first pet) are not
-// in it. A name search that stops on its budget goes on from where it
+// pet changed meanwhile is exported as it is when its chunk is read (in
+// the newest-first order, pets added after the export started are not in
+// it). A name search that stops on its budget goes on from where it
 // stopped, as the page's Older link does. It returns how many pets each
 // was called with; an error from each, or ctx ending, stops it.
 func (s *Store) ExportPets(ctx context.Context, l PetListing, chunk int, each func([]Pet) error) (int, error) {
 	if chunk < 1 || chunk > ExportChunk {
 		chunk = ExportChunk
+	}
+	if l.Search == "" {
+		return s.exportListing(ctx, l, chunk, each)
 	}
 	read, err := s.petPages(ctx, l, ExportChunk)
 	if err != nil {
@@ -99,6 +102,15 @@ func exportDetail(l PetListing, rows int, outcome ExportOutcome) string {
 	}
 	if l.Search != "" {
 		filter = append(filter, "search "+strconv.Quote(l.Search))
+	}
+	if l.Category != 0 {
+		filter = append(filter, "category "+strconv.FormatInt(l.Category, 10))
+	}
+	if l.From != "" {
+		filter = append(filter, "created from "+l.From)
+	}
+	if l.To != "" {
+		filter = append(filter, "created to "+l.To)
 	}
 	what := "all pets"
 	if len(filter) > 0 {

@@ -43,7 +43,7 @@ func pageIDs(tb testing.TB, s *models.Store, l models.PetListing) []int64 {
 		if pages > 10_000 {
 			tb.Fatalf("the pages of %+v do not end", l)
 		}
-		page, err := s.ListPetsNewestFirst(context.Background(), l, models.MaxPageLimit)
+		page, err := s.ListPetListing(context.Background(), l, models.MaxPageLimit)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func pageIDs(tb testing.TB, s *models.Store, l models.PetListing) []int64 {
 		switch {
 		case page.Resume != 0:
 			l.Before = page.Resume
-		case !page.Older:
+		case !page.Next:
 			return ids
 		default:
 			l.Before = page.Pets[len(page.Pets)-1].ID
@@ -188,7 +188,7 @@ func TestExportPetsPastSearchBudget(t *testing.T) {
 			}
 		}
 		l := models.PetListing{Search: "alpha beta"}
-		first, err := s.ListPetsNewestFirst(ctx, l, models.MaxPageLimit)
+		first, err := s.ListPetListing(ctx, l, models.MaxPageLimit)
 		if err != nil || len(first.Pets) != 0 || first.Resume == 0 {
 			t.Fatalf("first page %+v, %v: want an empty page stopped on the budget", first, err)
 		}

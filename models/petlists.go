@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -166,113 +165,6 @@ func (v *validation) after(s string) int64 {
 	return id
 }
 
-// PetListing is the console's list of pets as its URL gives it: a filter,
-// and where the page starts. The console shows pets newest first and pages
-// both ways.
-type PetListing struct {
-	// Status filters by status when not "" (the "All" choice).
-	Status Status
-	// Search is the name search (search.go), trimmed; "" searches nothing.
-	Search string
-	// After, when not 0, asks for the page just newer than that pet (the
-	// "Newer" link); else Before, when not 0, for the page just older (the
-	// "Older" link); else the newest page is asked for.
-	After, Before int64
-}
-
-// ParsePetListing reads the console's list parameters: status, after,
-// before and q. Of a parameter given more than once the first counts, and
-// an empty one is not given (the empty status is the "All" choice). Status
-// and ids follow the API's rules.
-func ParsePetListing(params url.Values) (PetListing, error) {
-	var l PetListing
-	v := validation{}
-	if s := params.Get(FieldStatus); s != "" {
-		l.Status = v.status(s)
-	}
-	if s := params.Get(FieldAfter); s != "" {
-		l.After = v.after(s)
-	}
-	if err := v.err(); err != nil {
-		return PetListing{}, err
-	}
-	if s := params.Get(FieldBefore); s != "" {
-		id, ok := ParseID(s)
-		if !ok {
-			return PetListing{}, fieldError(FieldBefore, "The page address is not valid: before must be a pet id.")
-		}
-		l.Before = id
-	}
-	search, err := validateSearch(params.Get(FieldSearch))
-	if err != nil {
-		return PetListing{}, err
-	}
-	l.Search = search
-	return l, nil
-}
-
-// PetListingPage is one page of the console's list of pets.
-type PetListingPage struct {
-	// Pets are newest first.
-	Pets []Pet
-	// Newer and Older report pets beyond the page on either side.
-	Newer, Older bool
-	// Resume, when not 0, is where a name search stopped on its budget
-	// before filling the page (PetPage.Resume): matches may lie beyond it
-	// in the paging direction (newer on a page asked for with After, else
-	// older), and the listing goes on from it.
-	Resume int64
-}
-
-// ListPetsNewestFirst reads one page of the console's list, limit pets
-// newest first, and whether newer and older pets lie beyond it: limit+1
-// pets in the paging direction, and for a page asked for with After or
-// Before one probe for a pet the other way (the newest page has nothing
-// newer). A name search is planned once for both.
-func (s *Store) ListPetsNewestFirst(ctx context.Context, l PetListing, limit int) (PetListingPage, error) {
-	read, err := s.petPages(ctx, l, MaxPageLimit)
-	if err != nil {
-		return PetListingPage{}, err
-	}
-	q := PetQuery{Limit: limit, After: l.After}
-	if l.After == 0 {
-		q.Before = l.Before
-		if q.Before == 0 {
-			q.Before = math.MaxInt64 // the newest page
-		}
-	}
-	page, err := read(q)
-	if err != nil {
-		return PetListingPage{}, err
-	}
-	out := PetListingPage{Pets: page.Pets, Resume: page.Resume}
-	slices.Reverse(out.Pets)
-	if l.After > 0 {
-		out.Newer = page.More
-	} else {
-		out.Older = page.More
-	}
-	if len(out.Pets) == 0 || (l.After == 0 && l.Before == 0) {
-		return out, nil
-	}
-	// One pet beyond the page's other end tells whether that side exists;
-	// a search that stopped on its budget may find one further on.
-	probe := PetQuery{Limit: 1, After: out.Pets[0].ID}
-	if l.After > 0 {
-		probe = PetQuery{Limit: 1, Before: out.Pets[len(out.Pets)-1].ID}
-	}
-	beyond, err := read(probe)
-	if err != nil {
-		return PetListingPage{}, err
-	}
-	if exists := len(beyond.Pets) > 0 || beyond.Resume != 0; l.After > 0 {
-		out.Older = exists
-	} else {
-		out.Newer = exists
-	}
-	return out, nil
-}
-
 // petPages returns the reader of pages of a listing's filter, of at most
 // maxLimit pets (MaxPageLimit for the console's pages, ExportChunk for an
 // export's chunks): a name search is checked and planned once, for every
@@ -380,7 +272,7 @@ type PetPage struct {
 
 // ListPetsPage returns one page of pets, as ListPets does; a name search
 // (q.NameContains) may also stop on its budget and say where to resume.
-// The console reads it through ListPetsNewestFirst; the search's tests and
+// The console reads it through ListPetListing; the search's tests and
 // benchmarks read it directly.
 func (s *Store) ListPetsPage(ctx context.Context, q PetQuery) (PetPage, error) {
 	if q.NameContains == "" {

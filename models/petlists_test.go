@@ -3,7 +3,6 @@ package models_test
 import (
 	"context"
 	"errors"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -275,8 +274,9 @@ func TestParsePetListing(t *testing.T) {
 }
 
 // The console's pages: newest first, both ways, with whether each side
-// has more; a search pages the same way.
-func TestListPetsNewestFirst(t *testing.T) {
+// has more; a search pages the same way. A cursor without its key has it
+// read from the pet.
+func TestListPetListing(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
@@ -323,7 +323,7 @@ func TestListPetsNewestFirst(t *testing.T) {
 			{"search and status", models.PetListing{Search: "p 4", Status: models.StatusSold}, []int64{}, false, false},
 			{"search for nothing", models.PetListing{Search: "zebra"}, []int64{}, false, false},
 			{"all, newest", models.PetListing{}, nil, false, true},
-			{"status", models.PetListing{Status: models.StatusSold, Before: math.MaxInt64}, nil, false, false},
+			{"status", models.PetListing{Status: models.StatusSold}, nil, false, false},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -331,7 +331,7 @@ func TestListPetsNewestFirst(t *testing.T) {
 				if tt.l.Search != "" {
 					limit = 2
 				}
-				page, err := s.ListPetsNewestFirst(ctx, tt.l, limit)
+				page, err := s.ListPetListing(ctx, tt.l, limit)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -341,37 +341,40 @@ func TestListPetsNewestFirst(t *testing.T) {
 				if tt.want == nil && len(page.Pets) != map[models.Status]int{"": 20, models.StatusSold: 3}[tt.l.Status] {
 					t.Errorf("pets %v, want the 20 newest, or the 3 sold", ids(page.Pets))
 				}
-				if page.Newer != tt.newer || page.Older != tt.older || page.Resume != 0 {
-					t.Errorf("newer %v older %v resume %d, want newer %v older %v", page.Newer, page.Older, page.Resume, tt.newer, tt.older)
+				if page.Prev != tt.newer || page.Next != tt.older || page.Resume != 0 {
+					t.Errorf("newer %v older %v resume %d, want newer %v older %v", page.Prev, page.Next, page.Resume, tt.newer, tt.older)
 				}
 			})
 		}
-		if _, err := s.ListPetsNewestFirst(ctx, models.PetListing{Search: strings.Repeat("a", 201)}, 20); models.ErrorCode(err) != models.CodeInvalidRequest {
+		if _, err := s.ListPetListing(ctx, models.PetListing{Search: strings.Repeat("a", 201)}, 20); models.ErrorCode(err) != models.CodeInvalidRequest {
 			t.Errorf("an over-long search: %v, want invalid_request", err)
 		}
 	})
 }
 
-// A console page costs one statement for the newest page and two for any
-// other (limit+1 pets one way, one probe the other way); a name search is
+// A console page costs one statement for the first or last page and up to
+// four for any other (limit+1 pets one way, one probe the other way, each
+// the cursor's ties and then the keys beyond it); a name search is
 // planned once per page, where reading the page and then probing through
 // ListPetsPage plans it twice.
-func TestListPetsNewestFirstStatements(t *testing.T) {
+func TestListPetListingStatements(t *testing.T) {
 	t.Parallel()
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
 		var last models.Pet
+		keys := map[int64]string{} // each pet's created key, as a page's links carry it
 		for i := range 30 {
 			p, err := s.CreatePet(ctx, models.NewPet{Name: "Luna " + strconv.Itoa(i), CategoryID: 1, Status: models.StatusAvailable}, "test")
 			if err != nil {
 				t.Fatal(err)
 			}
 			last = p
+			keys[p.ID] = models.PetSortKey(models.SortNewest, p)
 		}
 		count := func(l models.PetListing) int64 {
 			t.Helper()
 			cctx, n := s.CountStatements(ctx)
-			if _, err := s.ListPetsNewestFirst(cctx, l, 10); err != nil {
+			if _, err := s.ListPetListing(cctx, l, 10); err != nil {
 				t.Fatal(err)
 			}
 			return n.Load()
@@ -382,10 +385,11 @@ func TestListPetsNewestFirstStatements(t *testing.T) {
 			want int64
 		}{
 			{"newest", models.PetListing{}, 1},
-			{"older", models.PetListing{Before: last.ID - 5}, 2},
-			{"newer", models.PetListing{After: last.ID - 25}, 2},
-			{"empty, far out", models.PetListing{After: last.ID}, 1},
-			{"status, older", models.PetListing{Status: models.StatusAvailable, Before: last.ID - 5}, 2},
+			{"older", models.PetListing{Before: last.ID - 5, Key: keys[last.ID-5]}, 4},
+			{"newer", models.PetListing{After: last.ID - 25, Key: keys[last.ID-25]}, 4},
+			{"empty, far out", models.PetListing{After: last.ID, Key: keys[last.ID]}, 2},
+			{"status, older", models.PetListing{Status: models.StatusAvailable, Before: last.ID - 5, Key: keys[last.ID-5]}, 4},
+			{"the last page", models.PetListing{Last: true}, 1},
 		} {
 			if got := count(tt.l); got != tt.want {
 				t.Errorf("%s: %d statements, want %d", tt.name, got, tt.want)

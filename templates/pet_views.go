@@ -17,6 +17,9 @@ type PetPageView struct {
 	// ReadOnly leaves out the edit form: the member's role may not change
 	// pets.
 	ReadOnly bool
+	// Back is the page of the pets list the pet was opened from ("": the
+	// first page).
+	Back string
 }
 
 // PetEditForm is the edit form: what it shows (the stored values, or what

@@ -49,7 +49,7 @@ func (ui *Web) exportPets(c *gin.Context) {
 		ui.fail(c, errExportCrossSite)
 		return
 	}
-	l, err := petListing(c)
+	l, err := ui.petListing(c)
 	if err != nil {
 		ui.fail(c, err)
 		return
@@ -86,7 +86,7 @@ var errExportCrossSite = refuse(httpcode.Forbidden, "Request refused",
 
 // exportURL is the address of the CSV export of a listing's filter.
 func exportURL(l models.PetListing) string {
-	page := petsURL(models.PetListing{Status: l.Status, Search: l.Search}, "", 0)
+	page := listURL(firstPage(l))
 	return Prefix + "/pets/export.csv" + strings.TrimPrefix(page, Prefix+"/pets")
 }
 

@@ -144,7 +144,7 @@ func (ui *Web) renderPet(c *gin.Context, status int, pet models.Pet, form templa
 	form.CSRFToken = p.CSRFToken
 	v := templates.PetPageView{ID: pet.ID, Name: pet.Name, CategoryID: strconv.FormatInt(pet.CategoryID, 10),
 		Status: string(pet.Status), Created: ui.when(pet.CreatedAt), Updated: ui.when(pet.UpdatedAt),
-		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id")}
+		Version: pet.Version, Form: form, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets/:id"), Back: petsBack(c)}
 	// The pet's own page names it without a link to itself.
 	self := auditNames{names: map[string]map[int64]string{models.TargetPet: {pet.ID: pet.Name}}}
 	for _, ev := range events {
@@ -181,7 +181,7 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 	if c.PostForm("all") == "1" {
 		items = c.PostFormArray("page")
 	}
-	ch, err := models.ParseStatusChange(items, c.PostForm("status"), petsPageSize)
+	ch, err := models.ParseStatusChange(items, c.PostForm("status"), ui.listingOf(back).Limit())
 	if e, ok := invalidFields(err); ok {
 		ui.bulkRefused(c, back, e.Message)
 		return
@@ -212,7 +212,7 @@ func (ui *Web) bulkRefused(c *gin.Context, back, msg string) {
 		ui.bulkAnswer(c, http.StatusUnprocessableEntity, back, models.Status(c.PostForm("status")), "", fl)
 		return
 	}
-	l := listingOf(back)
+	l := ui.listingOf(back)
 	table, err := ui.petTable(c, l, 0)
 	if err != nil {
 		ui.fail(c, err)
@@ -229,7 +229,7 @@ func (ui *Web) bulkRefused(c *gin.Context, back, msg string) {
 // shows, read again with the status chosen kept, the summary in its live
 // region, and the flash.
 func (ui *Web) bulkAnswer(c *gin.Context, status int, back string, chosen models.Status, summary string, fl templates.Flash) {
-	table, err := ui.petTable(c, listingOf(back), 0)
+	table, err := ui.petTable(c, ui.listingOf(back), 0)
 	if err != nil {
 		ui.fail(c, err)
 		return
@@ -238,17 +238,19 @@ func (ui *Web) bulkAnswer(c *gin.Context, status int, back string, chosen models
 	ui.render(c, status, templates.BulkResponse(table, summary, fl))
 }
 
-// listingOf reads the listing of a pets page address; a bad one is the
-// first page.
-func listingOf(pageURL string) models.PetListing {
+// listingOf reads the listing of a pets page address, its dates in the
+// store's time zone; a bad one is the first page.
+func (ui *Web) listingOf(pageURL string) models.PetListing {
+	first := models.PetListing{Zone: ui.location}
 	u, err := url.Parse(pageURL)
 	if err != nil {
-		return models.PetListing{}
+		return first
 	}
 	l, err := models.ParsePetListing(u.Query())
 	if err != nil {
-		return models.PetListing{}
+		return first
 	}
+	l.Zone = ui.location
 	return l
 }
 
@@ -338,7 +340,7 @@ func (ui *Web) renderBulkConfirm(c *gin.Context, code int, params url.Values, st
 		ui.fail(c, refuse(models.CodeInvalidRequest, "Choose a status", "Choose the status to set the pets to, then try again."))
 		return
 	}
-	l, kept, err := models.BulkFilter(params)
+	l, kept, err := models.BulkFilter(params, ui.location)
 	if err != nil {
 		ui.fail(c, err)
 		return
@@ -355,10 +357,7 @@ func (ui *Web) renderBulkConfirm(c *gin.Context, code int, params url.Values, st
 		return
 	}
 	v := templates.BulkConfirmView{Count: n, Total: groupDigits(int64(n)), Filter: models.FilterWords(kept),
-		FilterQuery: kept.Encode(), Status: string(st), BackURL: petsURL(l, "", 0), Error: refused}
-	if len(kept) > 0 {
-		v.BackURL = Prefix + "/pets?" + kept.Encode()
-	}
+		FilterQuery: kept.Encode(), Status: string(st), BackURL: listURL(firstPage(l)), Error: refused}
 	if busy {
 		v.Running = bulkJobPath(running.ID)
 	}
@@ -380,7 +379,7 @@ func (ui *Web) startBulk(c *gin.Context) {
 		return
 	}
 	total, _ := strconv.Atoi(c.PostForm("total"))
-	job, err := ui.store.StartBulkStatus(c.Request.Context(), params, models.Status(status), total, currentUser(c).Username)
+	job, err := ui.store.StartBulkStatus(c.Request.Context(), params, ui.location, models.Status(status), total, currentUser(c).Username)
 	if errors.Is(err, models.ErrBulkRunning) {
 		ui.renderBulkConfirm(c, http.StatusConflict, params, status, "Nothing was changed: another bulk change is running.")
 		return

@@ -27,32 +27,30 @@ func (ui *Web) registerPets(r gin.IRouter) {
 	r.GET("/pets/bulk/:id", ui.showBulkJob)
 }
 
-// petsPageSize is how many pets a console page shows.
-const petsPageSize = 20
-
-// petsURL returns the console URL of the listing's filter, at a page
-// boundary when key ("after" or "before") is not "".
-func petsURL(l models.PetListing, key string, id int64) string {
-	v := url.Values{}
-	if l.Status != "" {
-		v.Set(models.FieldStatus, string(l.Status))
-	}
-	if l.Search != "" {
-		v.Set(models.FieldSearch, l.Search)
-	}
-	if key != "" {
-		v.Set(key, strconv.FormatInt(id, 10))
-	}
+// listURL returns the console URL of a listing: its filter, order, page
+// size and position.
+func listURL(l models.PetListing) string {
+	v := l.Query()
 	if len(v) == 0 {
 		return Prefix + "/pets"
 	}
 	return Prefix + "/pets?" + v.Encode()
 }
 
-// petTable reads one page of the listing, newest first, with the links to
-// its neighbours and the status counts; changed is a pet to highlight.
+// firstPage is the listing at its first page.
+func firstPage(l models.PetListing) models.PetListing {
+	l.After, l.Before, l.Key, l.Last = 0, 0, "", false
+	return l
+}
+
+// petTable reads one page of the listing, in its order, with the links to
+// its neighbours, its column headers and the status counts; changed is a
+// pet to highlight.
 func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (templates.PetTableView, error) {
-	page, err := ui.store.ListPetsNewestFirst(c.Request.Context(), l, petsPageSize)
+	if l.Zone == nil {
+		l.Zone = ui.location
+	}
+	page, err := ui.store.ListPetListing(c.Request.Context(), l, l.Limit())
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
@@ -60,40 +58,97 @@ func (ui *Web) petTable(c *gin.Context, l models.PetListing, changed int64) (tem
 	if err != nil {
 		return templates.PetTableView{}, err
 	}
+	self := listURL(l)
 	t := templates.PetTableView{
 		Counts:    counts,
-		Filtered:  l.Status != "" || l.Search != "",
+		Filtered:  l.Filtered(),
 		CSRFToken: ui.csrfToken(c),
 		Rows:      make([]templates.PetRow, 0, len(page.Pets)),
-		URL:       listingURL(l),
+		URL:       self,
 		ExportURL: exportURL(l),
 		ReadOnly:  !ui.may(c, "POST "+Prefix+"/pets/:id/status"),
+		Columns:   sortColumns(l),
+		SortNote:  sortNote(l),
+		CountNote: l.Search != "" || l.Category != 0 || l.From != "" || l.To != "",
+		Sort:      l.Query().Get(models.FieldSort),
 	}
 	for _, p := range page.Pets {
 		r := ui.petRow(p)
 		r.Changed, r.ReadOnly = p.ID == changed, t.ReadOnly
 		t.Rows = append(t.Rows, r)
 	}
-	t.NewerURL, t.OlderURL, t.Note = pager(l, page)
+	ui.pager(&t, l, page)
 	return t, nil
 }
 
+// sortColumns are the sortable column headers: each a link to the list in
+// its order (the reverse when it is the current one), none while the
+// listing keeps its own order (sortNote).
+func sortColumns(l models.PetListing) []templates.SortColumn {
+	order := l.Order()
+	fixed := l.Search != "" || l.From != "" || l.To != ""
+	var cols []templates.SortColumn
+	for _, c := range []struct {
+		label, column string
+		first         models.PetSort // the first click's order
+	}{{"Name", "name", models.SortName}, {"Category", "category", models.SortCategory}, {"Created", "created", models.SortNewest}} {
+		col := templates.SortColumn{Label: c.label, Column: c.column}
+		next := c.first
+		if order.Column() == c.column {
+			col.AriaSort = "ascending"
+			next = models.PetSort(c.column)
+			if order.Descending() {
+				col.AriaSort = "descending"
+			} else {
+				next = "-" + next
+			}
+		}
+		if !fixed || c.column == "created" && l.Search == "" {
+			s := firstPage(l)
+			s.Sort = next
+			col.URL = listURL(s)
+			col.Next = "descending"
+			if !next.Descending() {
+				col.Next = "ascending"
+			}
+		}
+		cols = append(cols, col)
+	}
+	return cols
+}
+
+// sortNote says why the list keeps an order other than the one asked for,
+// or why only some columns sort ("" when all do).
+func sortNote(l models.PetListing) string {
+	switch {
+	case l.Search != "":
+		return "Search results are listed newest first. Clear the search to sort by a column."
+	case l.From != "" || l.To != "":
+		return "With dates chosen, the list is sorted by when pets were created. Clear the dates to sort by name or category."
+	}
+	return ""
+}
+
 // statusCounts reads how many pets each status has (models keeps the
-// counts with the writes: a read of a few rows), each with the link to its
-// list; the status the list is filtered by is marked current, and "All"
-// only while nothing narrows the list (not during a search).
+// counts with the writes: a read of a few rows), each with the link to the
+// listing of that status (its other filters and order kept); the listing's
+// status is marked current, and "All" only while nothing else narrows the
+// list (a search, a category, dates).
 func (ui *Web) statusCounts(c *gin.Context, l models.PetListing) ([]templates.StatusCount, error) {
 	counts, err := ui.store.PetStatusCounts(c.Request.Context())
 	if err != nil {
 		return nil, err
 	}
+	narrowed := l.Search != "" || l.Category != 0 || l.From != "" || l.To != ""
 	count := func(label string, st models.Status, n int64) templates.StatusCount {
 		noun := "pets"
 		if n == 1 {
 			noun = "pet"
 		}
+		to := firstPage(l)
+		to.Status = st
 		return templates.StatusCount{Label: label, Status: string(st), Count: groupDigits(n), Noun: noun,
-			URL: petsURL(models.PetListing{Status: st}, "", 0), Current: st == l.Status && (st != "" || l.Search == "")}
+			URL: listURL(to), Current: st == l.Status && (st != "" || !narrowed)}
 	}
 	out := []templates.StatusCount{count("All", "", counts.Total())}
 	for _, st := range models.Statuses {
@@ -115,41 +170,41 @@ func groupDigits(n int64) string {
 	return sign + s
 }
 
-// pager returns the links to a page's neighbours. An empty page far out
-// links back to the newest. A name search that stopped on its budget
-// before filling the page goes on from where it stopped, and says so.
-func pager(l models.PetListing, page models.PetListingPage) (newer, older, note string) {
-	if pets := page.Pets; len(pets) > 0 {
-		if page.Newer {
-			newer = petsURL(l, models.FieldAfter, pets[0].ID)
+// pager sets the links to a page's neighbours and to the first and last
+// pages. An empty page far out links back to the first. A name search
+// that stopped on its budget before filling the page goes on from where it
+// stopped, and says so.
+func (ui *Web) pager(t *templates.PetTableView, l models.PetListing, page models.PetListingPage) {
+	if prev, ok := l.PrevPage(page); ok {
+		t.NewerURL = listURL(prev)
+	}
+	if next, ok := l.NextPage(page); ok {
+		t.OlderURL = listURL(next)
+	}
+	if len(page.Pets) == 0 && (l.After != 0 || l.Before != 0 || l.Last) {
+		t.NewerURL = listURL(firstPage(l))
+	}
+	if t.NewerURL != "" {
+		t.FirstURL = listURL(firstPage(l))
+	}
+	if t.OlderURL != "" {
+		last := firstPage(l)
+		last.Last = true
+		t.LastURL = listURL(last)
+	}
+	t.PrevLabel, t.NextLabel, t.FirstLabel, t.LastLabel = "← Previous", "Next →", "First page", "Last page"
+	if o := l.Order(); o.Column() == "created" {
+		t.PrevLabel, t.NextLabel, t.FirstLabel, t.LastLabel = "← Newer", "Older →", "Newest", "Oldest"
+		if !o.Descending() {
+			t.PrevLabel, t.NextLabel, t.FirstLabel, t.LastLabel = "← Older", "Newer →", "Oldest", "Newest"
 		}
-		if page.Older {
-			older = petsURL(l, models.FieldBefore, pets[len(pets)-1].ID)
+	}
+	if page.Resume != 0 {
+		t.Note = "Only part of the pets were searched for this page, to keep it quick: more pets may match. “" + t.NextLabel + "” searches on."
+		if l.After != 0 {
+			t.Note = "Only part of the pets were searched for this page, to keep it quick: more pets may match. “" + t.PrevLabel + "” searches on."
 		}
-	} else if l.After > 0 || l.Before > 0 {
-		newer = petsURL(l, "", 0)
 	}
-	switch {
-	case page.Resume != 0 && l.After > 0:
-		newer = petsURL(l, models.FieldAfter, page.Resume)
-		note = "Only part of the pets were searched for this page, to keep it quick: newer pets may match too. “← Newer” searches on."
-	case page.Resume != 0:
-		older = petsURL(l, models.FieldBefore, page.Resume)
-		note = "Only part of the pets were searched for this page, to keep it quick: older pets may match too. “Older →” searches on."
-	}
-	return newer, older, note
-}
-
-// listingURL is the console URL of a listing's page: its filter and where
-// the page starts.
-func listingURL(l models.PetListing) string {
-	switch {
-	case l.After > 0:
-		return petsURL(l, models.FieldAfter, l.After)
-	case l.Before > 0:
-		return petsURL(l, models.FieldBefore, l.Before)
-	}
-	return petsURL(l, "", 0)
 }
 
 func (ui *Web) petRow(p models.Pet) templates.PetRow {
@@ -157,21 +212,28 @@ func (ui *Web) petRow(p models.Pet) templates.PetRow {
 		Status: string(p.Status), Created: ui.when(p.CreatedAt), Version: p.Version}
 }
 
-// petListing reads the pets page's parameters (status, q, after, before)
-// from the request's query, strictly (ParseQueryString).
-func petListing(c *gin.Context) (models.PetListing, error) {
+// petListing reads the pets page's parameters from the request's query,
+// strictly (ParseQueryString), its dates in the store's time zone.
+func (ui *Web) petListing(c *gin.Context) (models.PetListing, error) {
 	params, err := models.ParseQueryString(c.Request.URL.RawQuery)
 	if err != nil {
 		return models.PetListing{}, err
 	}
-	return models.ParsePetListing(params)
+	l, err := models.ParsePetListing(params)
+	l.Zone = ui.location
+	return l, err
 }
 
-// listPets shows the pets page, or for htmx only the table region.
+// listPets shows the pets page, or for htmx only the table region. A
+// search "#N" opens pet N's page, or says there is no such pet.
 func (ui *Web) listPets(c *gin.Context) {
-	l, err := petListing(c)
+	l, err := ui.petListing(c)
 	if err != nil {
-		ui.fail(c, err)
+		ui.listRefused(c, err)
+		return
+	}
+	if id, ok := models.PetNumber(l.Search); ok {
+		ui.openPetNumber(c, l, id)
 		return
 	}
 	table, err := ui.petTable(c, l, 0)
@@ -180,17 +242,94 @@ func (ui *Web) listPets(c *gin.Context) {
 		return
 	}
 	if isHTMX(c) && c.GetHeader("HX-Target") == "pets-table" {
-		ui.render(c, http.StatusOK, templates.PetTable(table))
+		ui.render(c, http.StatusOK, templates.PetTableResponse(table, templates.Flash{}))
 		return
 	}
 	p := ui.page(c, "Pets", "pets")
-	filter := templates.PetFilter{Status: string(l.Status), Query: l.Search}
-	v := templates.PetsView{Filter: filter, Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken},
+	v := templates.PetsView{Filter: petFilter(l), Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken},
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}
 	if p.Flash.Kind == bulkFlashKind { // a bulk change's summary, after its redirect
 		v.Summary, p.Flash = p.Flash.Text, templates.Flash{}
 	}
 	ui.render(c, http.StatusOK, templates.PetsPage(p, v))
+}
+
+// petFilter is the filter form's state of a listing.
+func petFilter(l models.PetListing) templates.PetFilter {
+	f := templates.PetFilter{Status: string(l.Status), Query: l.Search, From: l.From, To: l.To,
+		PerPage: strconv.Itoa(l.Limit())}
+	if l.Category != 0 {
+		f.Category = strconv.FormatInt(l.Category, 10)
+	}
+	return f
+}
+
+// listRefused answers a list address with a bad parameter: 400 and the
+// message, on the pets page with the filter form as it was typed and the
+// first page of all pets (for htmx, the message alone: the table and the
+// address stay as they were).
+func (ui *Web) listRefused(c *gin.Context, err error) {
+	e, ok := invalidFields(err)
+	if !ok {
+		ui.fail(c, err)
+		return
+	}
+	fl := templates.Flash{Kind: "error", Text: e.Message}
+	if isHTMX(c) {
+		// Not swapped (an error status): app.js shows the message.
+		ui.render(c, http.StatusBadRequest, templates.FlashOOB(fl))
+		return
+	}
+	table, terr := ui.petTable(c, models.PetListing{Zone: ui.location}, 0)
+	if terr != nil {
+		ui.fail(c, terr)
+		return
+	}
+	q := c.Request.URL.Query()
+	p := ui.page(c, "Pets", "pets")
+	p.Flash = fl
+	f := templates.PetFilter{Status: q.Get(models.FieldStatus), Query: q.Get(models.FieldSearch), Category: q.Get(models.FieldCategory),
+		From: q.Get(models.FieldCreatedFrom), To: q.Get(models.FieldCreatedTo), PerPage: q.Get(models.FieldPerPage)}
+	ui.render(c, http.StatusBadRequest, templates.PetsPage(p, templates.PetsView{Filter: f, Table: table,
+		Form: templates.PetFormView{CSRFToken: p.CSRFToken}, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}))
+}
+
+// openPetNumber answers a search "#N": pet N's page, or the list with a
+// message saying there is no such pet. Typed into the live search (htmx),
+// it only says what Enter will do: the page changes on Enter (app.js
+// sends that search as a plain form), not on a keystroke.
+func (ui *Web) openPetNumber(c *gin.Context, l models.PetListing, id int64) {
+	_, err := ui.store.GetPet(c.Request.Context(), id)
+	if err != nil && models.ErrorCode(err) != models.CodeNotFound {
+		ui.fail(c, err)
+		return
+	}
+	if err == nil && !isHTMX(c) {
+		c.Redirect(http.StatusSeeOther, petPath(id))
+		return
+	}
+	l = firstPage(l)
+	l.Search = ""
+	table, terr := ui.petTable(c, l, 0)
+	if terr != nil {
+		ui.fail(c, terr)
+		return
+	}
+	none := fmt.Sprintf("There is no pet #%d.", id)
+	table.Note = none
+	if err == nil {
+		table.Note = fmt.Sprintf("Press Enter to open pet #%d.", id)
+	}
+	if isHTMX(c) && c.GetHeader("HX-Target") == "pets-table" {
+		ui.render(c, http.StatusOK, templates.PetTableResponse(table, templates.Flash{}))
+		return
+	}
+	p := ui.page(c, "Pets", "pets")
+	p.Flash = templates.Flash{Kind: "error", Text: none + " Search by name, or type # and a pet's number."}
+	f := petFilter(l)
+	f.Query = "#" + strconv.FormatInt(id, 10)
+	ui.render(c, http.StatusNotFound, templates.PetsPage(p, templates.PetsView{Filter: f, Table: table,
+		Form: templates.PetFormView{CSRFToken: p.CSRFToken}, ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}))
 }
 
 // createPet adds a pet with the API's validation rules.
@@ -219,48 +358,41 @@ func (ui *Web) createPet(c *gin.Context) {
 	msg := fmt.Sprintf("Added %s (id %d).", pet.Name, pet.ID)
 	if !isHTMX(c) {
 		flash(c, "success", msg)
-		c.Redirect(http.StatusSeeOther, Prefix+"/pets")
+		c.Redirect(http.StatusSeeOther, backToPets(c.Request.Referer()))
 		return
 	}
-	table, err := ui.petTable(c, shownListing(c), pet.ID)
+	table, err := ui.petTable(c, firstPage(ui.shownListing(c)), pet.ID)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
-	ui.render(c, http.StatusOK, templates.PetFormResponse(templates.PetFormView{CSRFToken: form.CSRFToken}, &table,
-		templates.Flash{Kind: "success", Text: msg}))
+	added := templates.Added{Text: msg, Name: pet.Name, URL: petPath(pet.ID) + "?back=" + url.QueryEscape(table.URL)}
+	ui.render(c, http.StatusOK, templates.PetFormResponse(templates.PetFormView{CSRFToken: form.CSRFToken, Open: true}, &table,
+		templates.Flash{Kind: "success", Text: msg}, added))
 }
 
-// shownListing is the filter of the pets page htmx says the browser shows
-// (its filter comes from the browser's URL), at its newest page, where a
-// new pet stands.
-func shownListing(c *gin.Context) models.PetListing {
-	cur, err := url.Parse(c.GetHeader("HX-Current-URL"))
-	if err != nil {
-		return models.PetListing{}
-	}
-	l, err := models.ParsePetListing(cur.Query())
-	if err != nil {
-		return models.PetListing{}
-	}
-	l.After, l.Before = 0, 0
-	return l
+// shownListing is the listing of the pets page htmx says the browser
+// shows (from the browser's URL), as the list reads it.
+func (ui *Web) shownListing(c *gin.Context) models.PetListing {
+	return ui.listingOf(c.GetHeader("HX-Current-URL"))
 }
 
 // petFormFailed shows the add form again with its errors and what was typed.
 func (ui *Web) petFormFailed(c *gin.Context, form templates.PetFormView) {
 	if isHTMX(c) {
+		form.Open = true
 		ui.render(c, http.StatusUnprocessableEntity, templates.PetFormResponse(form, nil,
-			templates.Flash{Kind: "error", Text: "The pet was not added: correct the fields marked below."}))
+			templates.Flash{Kind: "error", Text: "The pet was not added: correct the fields marked below."}, templates.Added{}))
 		return
 	}
-	table, err := ui.petTable(c, models.PetListing{}, 0)
+	table, err := ui.petTable(c, models.PetListing{Zone: ui.location}, 0)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
 	p := ui.page(c, "Pets", "pets")
 	p.Flash = templates.Flash{Kind: "error", Text: "The pet was not added: correct the fields marked below."}
+	form.Open = true
 	ui.render(c, http.StatusUnprocessableEntity, templates.PetsPage(p, templates.PetsView{Table: table, Form: form}))
 }
 
@@ -292,7 +424,7 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 	}
 	msg := fmt.Sprintf("%s is now %s.", pet.Name, pet.Status)
 	if isHTMX(c) {
-		counts, err := ui.statusCounts(c, shownListing(c))
+		counts, err := ui.statusCounts(c, ui.shownListing(c))
 		if err != nil {
 			ui.fail(c, err)
 			return
@@ -306,8 +438,22 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, backToPets(c.Request.Referer()))
 }
 
-// backToPets returns the pets page the browser came from (keeping its
-// filter and page), or the first page.
+// petsBack is the page of the pets list a pet's page leads back to: its
+// back parameter (a link that names where it came from, such as the
+// "Added" announcement's), else the page the browser came from (the list's
+// links carry no parameter: the browser's Referer is the list's address,
+// htmx's changes included, as pushed).
+func petsBack(c *gin.Context) string {
+	if b := c.Query("back"); b != "" {
+		return backToPets(b)
+	}
+	return backToPets(c.Request.Referer())
+}
+
+// backToPets returns the pets page an address names (a back parameter
+// or the Referer), keeping its filter, order and page, or the first page:
+// only the path and query of an address of the pets list are taken, so
+// it never leads elsewhere.
 func backToPets(referer string) string {
 	if u, err := url.Parse(referer); err == nil && u.Path == Prefix+"/pets" {
 		if u.RawQuery == "" {

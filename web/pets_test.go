@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -72,7 +73,11 @@ func TestPetsPage(t *testing.T) {
 			t.Errorf("rows = %v, want newest first", got)
 		}
 		var headers []string
-		p.Doc.Find("thead th").Each(func(_ int, s *goquery.Selection) { headers = append(headers, s.Text()) })
+		p.Doc.Find("thead th").Each(func(_ int, s *goquery.Selection) {
+			label := s.Clone()
+			label.Find(".visually-hidden, .sort-mark").Remove() // the sort links' words for screen readers, the arrow
+			headers = append(headers, strings.TrimSpace(label.Text()))
+		})
 		if strings.Join(headers[1:6], ",") != "ID,Name,Category,Status,Created" { // after the bulk selection's column
 			t.Errorf("headers = %v", headers)
 		}
@@ -453,7 +458,7 @@ func TestSearchStopsOnBudget(t *testing.T) {
 		}
 		note := text(p, `[data-testid="search-note"]`)
 		older, ok := p.Doc.Find(`a[rel="next"]`).Attr("href")
-		if !strings.Contains(note, "older pets may match too") || !ok || !strings.Contains(older, "q=alpha+beta") || !strings.Contains(older, "before=") {
+		if !strings.Contains(note, "more pets may match") || !ok || !strings.Contains(older, "q=alpha+beta") || !strings.Contains(older, "before=") {
 			t.Fatalf("first page: note %q, older link %q", note, older)
 		}
 		if strings.ContainsAny(note, "0123456789") {
@@ -484,6 +489,180 @@ func TestSearchStopsOnBudget(t *testing.T) {
 		}
 		if newer, ok := p.Doc.Find(`a[rel="prev"]`).Attr("href"); !ok || !strings.Contains(newer, "after=") {
 			t.Errorf("no Newer link back from the match: %q", newer)
+		}
+	})
+}
+
+// listPet adds a pet created at a given time.
+func (e *env) listPet(t *testing.T, name string, category int64, st models.Status, at time.Time) models.Pet {
+	t.Helper()
+	e.store.SetClock(func() time.Time { return at })
+	defer e.store.SetClock(time.Now)
+	p, err := e.store.CreatePet(context.Background(), models.NewPet{Name: name, CategoryID: category, Status: st}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The list's sort, page size, category and dates: each read from the
+// address, shown in the form and the headers, carried by the links that
+// change only one of them; a bad value is a 400 with its message, for a
+// page and for htmx alike.
+func TestPetsListParameters(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		day := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		e.listPet(t, "Cleo", 2, models.StatusSold, day)
+		e.listPet(t, "Ada", 1, models.StatusAvailable, day.AddDate(0, 0, 1))
+		e.listPet(t, "Bo", 2, models.StatusAvailable, day.AddDate(0, 0, 2))
+		b, tok := e.signedIn()
+
+		// Sorted by name: the Name header says so and links to the reverse.
+		p := b.get("/admin/pets?sort=name")
+		wantStatus(t, p, http.StatusOK)
+		if got := strings.Join(rowNames(p), ","); got != "Ada,Bo,Cleo" {
+			t.Errorf("sort=name: rows %s", got)
+		}
+		name := p.Doc.Find(`th[data-column="name"]`)
+		if name.AttrOr("aria-sort", "") != "ascending" || name.Find("a").AttrOr("href", "") != "/admin/pets?sort=-name" {
+			t.Errorf("Name header aria-sort %q, link %q", name.AttrOr("aria-sort", ""), name.Find("a").AttrOr("href", ""))
+		}
+		if p.Doc.Find(`th[aria-sort]`).Length() != 1 {
+			t.Error("aria-sort on more than the sorted column")
+		}
+		if got := p.Doc.Find(`th[data-column="created"] a`).AttrOr("href", ""); got != "/admin/pets?sort=-created" && got != "/admin/pets" {
+			t.Errorf("Created header links to %q, want newest first", got)
+		}
+		if got := strings.Join(rowNames(b.get("/admin/pets?sort=-category")), ","); got != "Bo,Cleo,Ada" {
+			t.Errorf("sort=-category: rows %s, want category 2 (newest first among ties by id: Bo, Cleo) then 1", got)
+		}
+
+		// Category and dates, with the counts, export and sort links keeping them.
+		p = b.get("/admin/pets?category=2&created_from=2026-03-02&created_to=2026-03-03")
+		wantStatus(t, p, http.StatusOK)
+		if got := strings.Join(rowNames(p), ","); got != "Bo" {
+			t.Errorf("category 2 from 2 March: rows %s, want Bo", got)
+		}
+		if got := p.Doc.Find(`#filter-category`).AttrOr("value", ""); got != "2" {
+			t.Errorf("category field %q", got)
+		}
+		if got := p.Doc.Find(`a[data-status="sold"]`).AttrOr("href", ""); got != "/admin/pets?category=2&created_from=2026-03-02&created_to=2026-03-03&status=sold" {
+			t.Errorf("the Sold count links to %q", got)
+		}
+		if got := p.Doc.Find(`[data-testid="export-link"]`).AttrOr("href", ""); got != "/admin/pets/export.csv?category=2&created_from=2026-03-02&created_to=2026-03-03" {
+			t.Errorf("export link %q", got)
+		}
+		if p.Doc.Find(`th[data-column="name"] a`).Length() != 0 || !strings.Contains(text(p, `[data-testid="sort-note"]`), "Clear the dates") {
+			t.Error("with dates, Name should not sort, and a note should say why")
+		}
+		if got := p.Doc.Find(`#bulk-form input[name="back"]`).AttrOr("value", ""); got != "/admin/pets?category=2&created_from=2026-03-02&created_to=2026-03-03" {
+			t.Errorf("the bulk form comes back to %q", got)
+		}
+
+		// 50 a page.
+		for i := range 55 {
+			e.listPet(t, fmt.Sprintf("Zed %02d", i), 3, models.StatusPending, day.AddDate(0, 1, 0))
+		}
+		p = b.get("/admin/pets?per_page=50&category=3")
+		if n := len(rowNames(p)); n != 50 {
+			t.Errorf("per_page=50: %d rows", n)
+		}
+		next := p.Doc.Find(`.pager a[rel="next"]`).AttrOr("href", "")
+		if !strings.Contains(next, "per_page=50") || !strings.Contains(next, "category=3") || !strings.Contains(next, "key=") {
+			t.Errorf("the next page's link %q does not keep the filter, the page size and the cursor's key", next)
+		}
+		if n := len(rowNames(b.get(next))); n != 5 {
+			t.Errorf("the next page has %d rows, want 5", n)
+		}
+		// The last page is the last 50, ending with the oldest.
+		last := p.Doc.Find(`.pager a[data-page="last"]`).AttrOr("href", "")
+		if rows := rowNames(b.get(last)); len(rows) != 50 || rows[49] != "Zed 00" || rows[0] != "Zed 49" {
+			t.Errorf("the last page %q holds %v, want Zed 49 to Zed 00", last, rows)
+		}
+		// A bulk change of a 50-pet page is allowed.
+		form := url.Values{"csrf_token": {tok}, "status": {"sold"}, "all": {"1"}, "back": {"/admin/pets?per_page=50&category=3"}}
+		p.Doc.Find(`#bulk-form input[name="page"]`).Each(func(_ int, s *goquery.Selection) { form.Add("page", s.AttrOr("value", "")) })
+		if got := b.post("/admin/pets/bulk-status", form); got.Status != http.StatusSeeOther {
+			t.Errorf("a bulk change of 50 pets: status %d\n%.500s", got.Status, got.Body)
+		}
+
+		for _, tt := range []struct{ query, msg string }{
+			{"sort=price", `The list cannot be sorted by &#34;price&#34;`},
+			{"per_page=30", "Pets per page must be 20, 50 or 100."},
+			{"category=cats", "The category must be a category number"},
+			{"created_from=2026-13-01", "must be a date written as year-month-day"},
+			{"created_from=2026-03-05&created_to=2026-03-01", "must be the same day as"},
+			{"q=rex&category=2", "A name search cannot be combined with a category or dates"},
+		} {
+			p := b.get("/admin/pets?" + tt.query)
+			wantStatus(t, p, http.StatusBadRequest)
+			if !strings.Contains(p.Body, tt.msg) || p.Doc.Find(`#pet-filter`).Length() != 1 {
+				t.Errorf("%s: no %q with the filter form:\n%.1500s", tt.query, tt.msg, p.Body)
+			}
+			p = b.get("/admin/pets?"+tt.query, "HX-Request", "true", "HX-Target", "pets-table")
+			wantStatus(t, p, http.StatusBadRequest)
+			if !strings.Contains(text(p, `[data-testid="flash"]`), strings.ReplaceAll(tt.msg, "&#34;", `"`)) || p.Doc.Find("#pets-table").Length() != 0 {
+				t.Errorf("%s with htmx: want the message alone, got:\n%.500s", tt.query, p.Body)
+			}
+		}
+	})
+}
+
+// A search "#N" opens pet N's page, or says there is no pet N; typed into
+// the live search it only says what Enter does.
+func TestPetsSearchByNumber(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		rex := e.addPets(t, 1, models.StatusAvailable, "Rex")[0]
+		b, _ := e.signedIn()
+		n := strconv.FormatInt(rex.ID, 10)
+		p := b.get("/admin/pets?q=%23" + n)
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/admin/pets/"+n {
+			t.Errorf("#%s: %d to %q, want 303 to its page", n, p.Status, p.Header.Get("Location"))
+		}
+		p = b.get("/admin/pets?q=%23999999")
+		wantStatus(t, p, http.StatusNotFound)
+		if !strings.Contains(text(p, `[data-testid="flash"]`), "There is no pet #999999.") || p.Doc.Find("#filter-q").AttrOr("value", "") != "#999999" {
+			t.Errorf("#999999: flash %q, search %q", text(p, `[data-testid="flash"]`), p.Doc.Find("#filter-q").AttrOr("value", ""))
+		}
+		if len(rowNames(p)) != 1 {
+			t.Error("#999999: the list should still show the pets")
+		}
+		p = b.get("/admin/pets?q=%23"+n, "HX-Request", "true", "HX-Target", "pets-table")
+		wantStatus(t, p, http.StatusOK)
+		if got := text(p, `[data-testid="search-note"]`); got != "Press Enter to open pet #"+n+"." {
+			t.Errorf("#%s with htmx: note %q", n, got)
+		}
+	})
+}
+
+// A pet's page leads back to the page of the list it was opened from: its
+// back parameter, else the Referer; only a pets list address is taken.
+func TestPetPageBackLink(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		rex := e.addPets(t, 1, models.StatusAvailable, "Rex")[0]
+		b, _ := e.signedIn()
+		path := "/admin/pets/" + strconv.FormatInt(rex.ID, 10)
+		list := "/admin/pets?category=1&sort=name"
+		for _, tt := range []struct {
+			name, query string
+			headers     []string
+			want        string
+		}{
+			{"from the list", "", []string{"Referer", e.srv.URL + list}, list},
+			{"back parameter", "?back=" + url.QueryEscape(list), nil, list},
+			{"back wins over the Referer", "?back=" + url.QueryEscape(list), []string{"Referer", e.srv.URL + "/admin/pets"}, list},
+			{"another site", "?back=" + url.QueryEscape("https://evil.example/admin/pets?x=1"), nil, "/admin/pets?x=1"},
+			{"another page", "?back=" + url.QueryEscape("/admin/users"), nil, "/admin/pets"},
+			{"nothing", "", nil, "/admin/pets"},
+		} {
+			p := b.get(path+tt.query, tt.headers...)
+			wantStatus(t, p, http.StatusOK)
+			if got := p.Doc.Find(`[data-testid="back-to-pets"]`).AttrOr("href", ""); got != tt.want {
+				t.Errorf("%s: back link %q, want %q", tt.name, got, tt.want)
+			}
 		}
 	})
 }

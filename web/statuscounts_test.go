@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,15 +48,23 @@ func shownCounts(t *testing.T, doc *goquery.Document, oob bool) map[string]statu
 // wantShownCounts wants the numbers shown as want (by status, "" for
 // All: "Available 2 pets"), the links to each status's list, and only
 // current marked as the current filter.
-func wantShownCounts(t *testing.T, got map[string]statusCount, want map[string]string, current string) {
+func wantShownCounts(t *testing.T, got map[string]statusCount, want map[string]string, current string, keep ...url.Values) {
 	t.Helper()
 	if len(got) != 4 {
 		t.Errorf("%d links among the counts, want All and the three statuses: %v", len(got), got)
 	}
 	for st, text := range want {
-		href := "/admin/pets"
+		// Each link keeps the rest of the filter (keep), with its status.
+		v := url.Values{}
+		for _, k := range keep {
+			maps.Copy(v, k)
+		}
 		if st != "" {
-			href += "?status=" + st
+			v.Set("status", st)
+		}
+		href := "/admin/pets"
+		if len(v) > 0 {
+			href += "?" + v.Encode()
 		}
 		if g := got[st]; g.text != text || g.href != href || g.current != (st == current) {
 			t.Errorf("count of %q = %+v, want %q linking to %s, current %v", st, g, text, href, st == current)
@@ -81,9 +90,9 @@ func TestPetStatusCounts(t *testing.T) {
 		}
 
 		// Filtered by a status, a search too: the status is the current one;
-		// the counts stay those of all pets.
+		// the counts stay those of all pets, and their links keep the search.
 		p = b.get("/admin/pets?status=pending&q=ki")
-		wantShownCounts(t, shownCounts(t, p.Doc, false), want, "pending")
+		wantShownCounts(t, shownCounts(t, p.Doc, false), want, "pending", url.Values{"q": {"ki"}})
 		// An htmx filter change: the table's region, with the counts.
 		p = b.get("/admin/pets?status=available", "HX-Request", "true", "HX-Target", "pets-table")
 		wantShownCounts(t, shownCounts(t, p.Doc, false), want, "available")

@@ -46,9 +46,17 @@
     var p = doc.querySelector(".error-page p");
     return p ? p.textContent.trim() : "";
   }
+  // A request refused for what it asked (a list address with a bad value):
+  // the answer's own message, parsed the same way.
+  function badRequestMessage(xhr) {
+    if (!xhr || xhr.status !== 400) return "";
+    var doc = new DOMParser().parseFromString(xhr.responseText, "text/html");
+    var p = doc.querySelector("[data-testid=flash]");
+    return p ? p.textContent.trim() : "";
+  }
   document.addEventListener("htmx:responseError", function (event) {
     var status = event.detail.xhr ? event.detail.xhr.status : 0;
-    var refused = refusalMessage(event.detail.xhr);
+    var refused = refusalMessage(event.detail.xhr) || badRequestMessage(event.detail.xhr);
     if (refused) {
       showError(refused);
     } else if (status === 403) {
@@ -110,5 +118,68 @@
     var ticked = document.querySelectorAll("[data-select-row]:checked").length;
     all.checked = ticked === rows.length;
     all.indeterminate = ticked > 0 && ticked < rows.length;
+  });
+  // A select marked data-apply-on-choice (the list's status filter)
+  // changes the list once per choice: a pick with the mouse or by typing
+  // a letter applies at once, while arrow keys only move through the
+  // options, and the one reached applies on Enter or when the focus leaves
+  // (an arrow key on a closed select fires change at each step, which
+  // would send a request and add a Back step per key). The form's
+  // hx-trigger listens for "choice".
+  var browseKeys = ["ArrowUp", "ArrowDown", "ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"];
+  function choose(select) {
+    select.removeAttribute("data-choice-pending");
+    if (select.form) select.form.dispatchEvent(new Event("choice", { bubbles: true }));
+  }
+  document.addEventListener("keydown", function (event) {
+    var select = event.target;
+    if (!select.matches || !select.matches("select[data-apply-on-choice]")) return;
+    if (browseKeys.indexOf(event.key) >= 0) {
+      select.setAttribute("data-choice-browsing", "");
+    } else if (event.key === "Enter" && select.hasAttribute("data-choice-pending")) {
+      event.preventDefault();
+      choose(select);
+    }
+  });
+  document.addEventListener("change", function (event) {
+    var select = event.target;
+    if (!select.matches || !select.matches("select[data-apply-on-choice]")) return;
+    if (select.hasAttribute("data-choice-browsing")) {
+      select.removeAttribute("data-choice-browsing");
+      select.setAttribute("data-choice-pending", "");
+      return;
+    }
+    choose(select);
+  });
+  document.addEventListener("focusout", function (event) {
+    var select = event.target;
+    if (select.matches && select.matches("select[data-apply-on-choice][data-choice-pending]")) choose(select);
+  });
+
+  // A search for a pet's number ("#42") opens that pet's page: the filter
+  // form then goes as a plain form (the server redirects), not through
+  // htmx, which would put the pet's page in the table's place. (A capture
+  // listener on the document runs before htmx's own on the form.)
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.id !== "pet-filter") return;
+    var q = form.querySelector("[name=q]");
+    if (q && /^\s*#\s*\d+\s*$/.test(q.value)) event.stopPropagation();
+  }, true);
+
+  // After a row's status change htmx replaces the row: the keyboard focus
+  // goes back to the new row's status control, not to the page's start.
+  var changedRow = "";
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var elt = event.detail.elt;
+    var row = elt && elt.closest ? elt.closest("tr[data-testid=pet-row]") : null;
+    changedRow = row && elt.matches("form") ? row.id : "";
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!changedRow) return;
+    var row = document.getElementById(changedRow);
+    changedRow = "";
+    var control = row ? row.querySelector("select[name=status]") : null;
+    if (control) control.focus();
   });
 })();
