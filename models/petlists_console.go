@@ -409,11 +409,12 @@ func (s *Store) cursorOf(ctx context.Context, l PetListing, id int64) (keysetCur
 var sortColumns = map[string]string{"created": "created_at", "name": "name", "category": "category_id"}
 
 // listIndex is the index that holds the listing's filter's pets in its
-// order's (key, id) order (migration 16): the status's or the category's
+// order's (key, id) order (migration 17): the status's or the category's
 // when filtered by one, else the column's own. With both status and
 // category filters, the category's (the status is checked per pet), but
 // for the category order, where status and category both are equalities
-// on (status, category_id, id).
+// on (status, category_id, id). A status filter in name order is checked
+// per pet on the name index (see the migration for why).
 func listIndex(l PetListing) string {
 	col := l.Order().Column()
 	switch {
@@ -423,7 +424,7 @@ func listIndex(l PetListing) string {
 		return "idx_pets_category"
 	case l.Category != 0:
 		return "idx_pets_category_" + col
-	case l.Status != "":
+	case l.Status != "" && col != "name":
 		return "idx_pets_status_" + col
 	}
 	return "idx_pets_" + col
