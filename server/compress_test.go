@@ -287,7 +287,7 @@ func TestSecretsShownOnceAreNotCompressed(t *testing.T) {
 				"scope": {"pets:read"}}, nil, "new-key"},
 			{"new API key, htmx", "/admin/api-keys", url.Values{"name": {"pst_guess"}, "scope": {"pets:read"}},
 				[]string{"HX-Request", "true", "X-CSRF-Token", tok2}, "new-key"},
-			{"one-time password", fmt.Sprintf("/admin/users/%d/reset-password", bob.ID), url.Values{"csrf_token": {tok2}}, nil, "one-time-password"},
+			{"one-time password", fmt.Sprintf("/admin/users/%d/reset-password", bob.ID), url.Values{"csrf_token": {tok2}, "confirm": {"yes"}}, nil, "one-time-password"},
 		}
 		for _, sc := range secrets {
 			r := e.send("POST", sc.path, "gzip, zstd", sc.form, sc.header...)

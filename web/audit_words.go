@@ -19,6 +19,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetEdited:             "Pet edited",
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
+	models.ActionPetsBulkStatus:        "Status set for every match",
 	models.ActionKeyCreated:            "API key created",
 	models.ActionKeyRevoked:            "API key revoked",
 	models.ActionUserCreated:           "Staff member added",
@@ -184,6 +185,13 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 	case models.ActionPetsSeeded:
 		s.who(ev)
 		s.say(" " + ev.Detail)
+	case models.ActionPetsBulkStatus:
+		what, filter, _ := strings.Cut(ev.Detail, "; filter: ")
+		s.who(ev)
+		s.say(" " + what)
+		if filter != "" {
+			s.note = "Filter: " + filter + "."
+		}
 	case models.ActionPetsExported:
 		what, filter, _ := strings.Cut(ev.Detail, "; filter: ")
 		s.who(ev)
