@@ -123,6 +123,8 @@ func (ui *Web) Register(r *gin.Engine) {
 	admin := r.Group(Prefix, ui.pageHeaders, sessions.Sessions(ui.cookie, ui.sessions), ui.loadSession, ui.checkCSRF)
 	admin.GET("/login", ui.showLogin)
 	admin.POST("/login", ui.login)
+	admin.GET("/login/code", ui.showSecondStep)
+	admin.POST("/login/code", ui.secondStep)
 
 	staff := admin.Group("", ui.requireStaff, ui.checkAccount, ui.authorize)
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
@@ -134,6 +136,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
 	ui.registerSessions(staff)
+	ui.registerAccount(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
