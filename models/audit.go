@@ -124,7 +124,7 @@ var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetE
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,
 	ActionWebhookSecretRotated, ActionWebhookTestSent, ActionWebhookDeliveryResent,
 	ActionTwoFactorEnabled, ActionTwoFactorDisabled, ActionTwoFactorReset, ActionRecoveryCodesRenewed, ActionRecoveryCodeUsed,
-	ActionSecondStepFailed, ActionTwoFactorRequired, ActionTwoFactorOptional}
+	ActionSecondStepFailed, ActionTwoFactorRequired, ActionTwoFactorOptional, ActionPasskeyAdded, ActionPasskeyRemoved}
 
 // AuditQuery selects one page of the audit trail, newest first.
 type AuditQuery struct {

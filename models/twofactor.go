@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -19,10 +18,12 @@ type TwoFactor struct {
 	RecoveryCodesLeft int64
 	// Required is set when the member's role requires a second step.
 	Required bool
+	// Passkeys are the member's passkeys, oldest first.
+	Passkeys []Passkey
 }
 
 // On reports whether the member has a second step to sign in with.
-func (t TwoFactor) On() bool { return t.TOTP }
+func (t TwoFactor) On() bool { return t.TOTP || len(t.Passkeys) > 0 }
 
 // TwoFactorState returns where the member id stands with two-step sign-in.
 func (s *Store) TwoFactorState(ctx context.Context, id int64) (TwoFactor, error) {
@@ -45,6 +46,9 @@ func (s *Store) TwoFactorState(ctx context.Context, id int64) (TwoFactor, error)
 	if t.Required, err = s.RoleRequiresTwoFactor(ctx, u.Role); err != nil {
 		return TwoFactor{}, err
 	}
+	if t.Passkeys, err = s.ListPasskeys(ctx, id); err != nil {
+		return TwoFactor{}, err
+	}
 	return t, nil
 }
 
@@ -54,8 +58,8 @@ var errLastFactor = &Error{Code: CodeConflict,
 	Message: "Your role requires two-step sign-in, so it cannot be turned off. An admin can lift the requirement on the Staff page."}
 
 // DisableTOTP turns the member id's authenticator app off and voids their
-// recovery codes, unless their role requires a second step and this is
-// their last. The member's other sessions end; keep is kept.
+// recovery codes, unless their role requires a second step and they have
+// no passkey. The member's other sessions end; keep is kept.
 func (s *Store) DisableTOTP(ctx context.Context, id int64, keep string) (User, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
@@ -66,11 +70,17 @@ func (s *Store) DisableTOTP(ctx context.Context, id int64, keep string) (User, e
 		return User{}, err
 	}
 	if required {
-		return User{}, errLastFactor
+		keys, err := s.ListPasskeys(ctx, id)
+		if err != nil {
+			return User{}, err
+		}
+		if len(keys) == 0 {
+			return User{}, errLastFactor
+		}
 	}
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
-		if err := removeSecondFactors(tx, id); err != nil {
+		if err := removeSecondFactors(tx, id, false); err != nil {
 			return err
 		}
 		if err := endOtherSessions(tx, id, keep, now); err != nil {
@@ -84,10 +94,16 @@ func (s *Store) DisableTOTP(ctx context.Context, id int64, keep string) (User, e
 	return s.GetUser(ctx, id)
 }
 
-// removeSecondFactors deletes every second step of the member id, within tx.
-func removeSecondFactors(tx *gorm.DB, id int64) error {
+// removeSecondFactors deletes every second step of the member id, within
+// tx: the app and recovery codes, and with all, their passkeys too.
+func removeSecondFactors(tx *gorm.DB, id int64, all bool) error {
 	if err := tx.Where("user_id = ?", id).Delete(&totpSecret{}).Error; err != nil {
 		return err
+	}
+	if all {
+		if err := tx.Where("user_id = ?", id).Delete(&Passkey{}).Error; err != nil {
+			return err
+		}
 	}
 	return tx.Where("user_id = ?", id).Delete(&recoveryCode{}).Error
 }
@@ -104,7 +120,7 @@ func (s *Store) ResetTwoFactor(ctx context.Context, id int64, actor string) (Use
 			return err
 		}
 		now := s.now()
-		if err := removeSecondFactors(tx, id); err != nil {
+		if err := removeSecondFactors(tx, id, true); err != nil {
 			return err
 		}
 		if err := endOtherSessions(tx, id, "", now); err != nil {
@@ -188,10 +204,13 @@ func (s *Store) NeedsSecondFactorSetup(ctx context.Context, u User) (bool, error
 
 // HasSecondFactor reports whether the member id signs in with a second step.
 func (s *Store) HasSecondFactor(ctx context.Context, id int64) (bool, error) {
-	var n int64
-	err := s.db.WithContext(ctx).Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&n).Error
-	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
+	var n, keys int64
+	db := s.db.WithContext(ctx)
+	if err := db.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&n).Error; err != nil {
 		return false, s.dbErr("read totp", err)
 	}
-	return n > 0, nil
+	if err := db.Model(&Passkey{}).Where("user_id = ?", id).Count(&keys).Error; err != nil {
+		return false, s.dbErr("count passkeys", err)
+	}
+	return n+keys > 0, nil
 }

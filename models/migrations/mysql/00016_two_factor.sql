@@ -4,6 +4,9 @@
 -- step a code was accepted for, so a code is refused once used, on every
 -- instance. recovery_codes holds SHA-256 hashes of one-time codes.
 -- two_factor_roles lists the roles whose members must use a second step.
+-- passkeys holds WebAuthn credentials (public keys and counters, as the
+-- library records them); webauthn_challenges the ceremonies under way, so
+-- that one begun on an instance can finish on another, once.
 
 -- +goose Up
 CREATE TABLE totp_secrets (
@@ -27,8 +30,29 @@ CREATE TABLE two_factor_roles (
     required_by VARCHAR(255) NOT NULL,
     created_at DATETIME(6) NOT NULL
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_unicode_ci;
+CREATE TABLE passkeys (
+    id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    user_id BIGINT NOT NULL,
+    name VARCHAR(100) NOT NULL,
+    credential_id VARCHAR(700) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    credential TEXT NOT NULL,
+    created_at DATETIME(6) NOT NULL,
+    last_used_at DATETIME(6) NULL,
+    UNIQUE KEY idx_passkeys_credential_id (credential_id),
+    KEY idx_passkeys_user_id (user_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_unicode_ci;
+CREATE TABLE webauthn_challenges (
+    id CHAR(43) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+    user_id BIGINT NOT NULL DEFAULT 0,
+    purpose VARCHAR(16) NOT NULL,
+    session TEXT NOT NULL,
+    expires_at DATETIME(6) NOT NULL,
+    KEY idx_webauthn_challenges_expires_at (expires_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_unicode_ci;
 
 -- +goose Down
+DROP TABLE webauthn_challenges;
+DROP TABLE passkeys;
 DROP TABLE two_factor_roles;
 DROP TABLE recovery_codes;
 DROP TABLE totp_secrets;

@@ -4,6 +4,9 @@
 -- step a code was accepted for, so a code is refused once used, on every
 -- instance. recovery_codes holds SHA-256 hashes of one-time codes.
 -- two_factor_roles lists the roles whose members must use a second step.
+-- passkeys holds WebAuthn credentials (public keys and counters, as the
+-- library records them); webauthn_challenges the ceremonies under way, so
+-- that one begun on an instance can finish on another, once.
 
 -- +goose Up
 CREATE TABLE totp_secrets (
@@ -27,8 +30,29 @@ CREATE TABLE two_factor_roles (
     required_by TEXT NOT NULL,
     created_at DATETIME NOT NULL
 );
+CREATE TABLE passkeys (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    credential_id TEXT NOT NULL,
+    credential TEXT NOT NULL,
+    created_at DATETIME NOT NULL,
+    last_used_at DATETIME NULL
+);
+CREATE UNIQUE INDEX idx_passkeys_credential_id ON passkeys (credential_id);
+CREATE INDEX idx_passkeys_user_id ON passkeys (user_id);
+CREATE TABLE webauthn_challenges (
+    id TEXT NOT NULL PRIMARY KEY,
+    user_id INTEGER NOT NULL DEFAULT 0,
+    purpose TEXT NOT NULL,
+    session TEXT NOT NULL,
+    expires_at DATETIME NOT NULL
+);
+CREATE INDEX idx_webauthn_challenges_expires_at ON webauthn_challenges (expires_at);
 
 -- +goose Down
+DROP TABLE webauthn_challenges;
+DROP TABLE passkeys;
 DROP TABLE two_factor_roles;
 DROP TABLE recovery_codes;
 DROP TABLE totp_secrets;
