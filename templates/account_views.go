@@ -20,6 +20,16 @@ type AccountView struct {
 	Required, MustSetUp bool
 	// Error is a refusal to show at the top of the two-step section.
 	Error string
+	// Passkeys are the member's passkeys.
+	Passkeys []PasskeyRow
+}
+
+// PasskeyRow is one of the member's passkeys.
+type PasskeyRow struct {
+	ID       int64
+	Name     string
+	Created  string
+	LastUsed string // "never" until used
 }
 
 // TOTPSetupView is the page that sets up an authenticator app.

@@ -36,6 +36,7 @@ const accountPath = Prefix + "/account"
 // setupPaths are the routes a member who must set up a second step may use.
 var setupPaths = map[string]bool{
 	accountPath: true, accountPath + "/totp": true, accountPath + "/totp/confirm": true, logoutPath: true,
+	accountPath + "/passkeys/options": true, accountPath + "/passkeys": true,
 }
 
 // showAccount shows where the member stands with two-step sign-in.
@@ -52,6 +53,13 @@ func (ui *Web) renderAccount(c *gin.Context, status int, refusal string) {
 	}
 	v := templates.AccountView{Username: u.Username, TOTP: st.TOTP, Pending: st.Pending, RecoveryCodesLeft: st.RecoveryCodesLeft,
 		Required: st.Required, MustSetUp: st.Required && !st.On(), Error: refusal}
+	for _, k := range st.Passkeys {
+		row := templates.PasskeyRow{ID: k.ID, Name: k.Name, Created: formatTime(k.CreatedAt), LastUsed: "never"}
+		if k.LastUsedAt != nil {
+			row.LastUsed = formatTime(*k.LastUsedAt)
+		}
+		v.Passkeys = append(v.Passkeys, row)
+	}
 	ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), v))
 }
 

@@ -58,6 +58,8 @@ type Web struct {
 	webhookAllowPrivate bool
 	// location is the store's time zone (Options.Location).
 	location *time.Location
+	// publicURL is Options.PublicURL: the passkeys' relying party.
+	publicURL string
 }
 
 // Prefix is the path every console page starts with.
@@ -83,10 +85,13 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			AppCSS:  static.Path("css/app.css"),
 			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
 			AppJS:   static.Path("js/app.js"),
+			// The passkey buttons' script, on the pages that have them.
+			PasskeysJS: static.Path("js/passkeys.js"),
 		},
 		docs:                newDocsView(),
 		webhookAllowPrivate: o.WebhookAllowPrivate,
 		location:            o.Location,
+		publicURL:           o.PublicURL,
 	}
 	if ui.location == nil {
 		ui.location = time.UTC
@@ -137,6 +142,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerAudit(staff)
 	ui.registerSessions(staff)
 	ui.registerAccount(staff)
+	ui.registerPasskeys(admin, staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
