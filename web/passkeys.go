@@ -429,4 +429,3 @@ func protocolReason(err error) string {
 	}
 	return s
 }
-
