@@ -170,7 +170,7 @@ func (c cli) userResetPassword(ctx context.Context, args []string) int {
 }
 
 func (c cli) userResetTwoFactor(ctx context.Context, args []string) int {
-	return c.userAction(ctx, "user reset-2fa", "Removes a staff account's second sign-in steps (authenticator app and recovery codes), "+
+	return c.userAction(ctx, "user reset-2fa", "Removes a staff account's second sign-in steps (authenticator app, recovery codes and passkeys), "+
 		"for a member who lost them, an admin included. The account's sessions end; its password alone then signs it in, "+
 		"and it must set up two-step sign-in again if its role requires it.", args,
 		func(store *models.Store, u models.User) int {
