@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"petstore/models"
+	"petstore/models/modelstest"
+	"petstore/server"
 )
 
 // enrolTOTP turns two-step sign-in on for the browser's member through the
@@ -195,3 +198,46 @@ func TestTwoFactorRequiredForRole(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Two instances over one database: the password given on A is completed
+// with a code on B (the half-done sign-in lives in the database's
+// session), and a code used through one is refused through the other.
+func TestTwoFactorTwoInstances(t *testing.T) {
+	t.Parallel()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			sa, sb := modelstest.OpenPair(t, driver)
+			a := newEnv(t, sa)
+			b := &env{t: t, store: sb}
+			b.clock.Store(a.clock.Load())
+			hb, err := server.New(context.Background(), server.Deps{Store: sb, Now: func() time.Time { return *a.clock.Load() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.srv = httptest.NewServer(hb)
+			t.Cleanup(b.srv.Close)
+			sa.SetClock(func() time.Time { return *a.clock.Load() })
+			sb.SetClock(func() time.Time { return *a.clock.Load() })
+
+			admin, _ := a.signedIn()
+			secret, _ := admin.enrolTOTP(t)
+			a.advance(time.Minute)
+			code := models.TOTPCode(secret, *a.clock.Load())
+
+			// Password on A, code on B: one browser, one cookie jar.
+			onA := a.browser()
+			onA.c.SignIn(t, staffName, staffPassword)
+			onB := &browser{e: b, c: onA.c, client: onA.client}
+			if p := onB.secondStep(t, code); p.Status != http.StatusSeeOther {
+				t.Fatalf("code on B after the password on A: %d\n%s", p.Status, p.Body)
+			}
+			wantStatus(t, onA.get("/admin/pets"), http.StatusOK)
+
+			// The same code through the other instance: refused.
+			other := b.browser()
+			other.c.SignIn(t, staffName, staffPassword)
+			otherOnA := &browser{e: a, c: other.c, client: other.client}
+			wantStatus(t, otherOnA.secondStep(t, code), http.StatusUnauthorized)
+		})
+	}
+}
