@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image/color"
 	"net/http"
@@ -173,7 +174,7 @@ func (ui *Web) keepSession(c *gin.Context, u models.User) bool {
 
 // errMessage is the user-safe message of a models error.
 func errMessage(err error) string {
-	if e, ok := err.(*models.Error); ok && e.Message != "" {
+	if e := (*models.Error)(nil); errors.As(err, &e) && e.Message != "" {
 		return e.Message
 	}
 	return "Something went wrong on our side. Please try again."
