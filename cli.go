@@ -78,7 +78,7 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*mo
 	db := cfg.Database
 	store, err := models.Open(ctx, models.Options{
 		Driver: string(db.Driver), DSN: db.DSN, ReplicaDSNs: db.ReplicaDSNs, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
-		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log,
+		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log, SecretKeys: cfg.SecretKeys,
 	})
 	if err != nil {
 		return nil, models.MigrationResult{}, fmt.Errorf("DATABASE_URL: cannot use %s: %w", db.Redacted, err)

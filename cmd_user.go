@@ -168,3 +168,47 @@ func (c cli) userResetPassword(ctx context.Context, args []string) int {
 			return 0
 		})
 }
+
+func (c cli) userResetTwoFactor(ctx context.Context, args []string) int {
+	return c.userAction(ctx, "user reset-2fa", "Removes a staff account's second sign-in steps (authenticator app, recovery codes and passkeys), "+
+		"for a member who lost them, an admin included. The account's sessions end; its password alone then signs it in, "+
+		"and it must set up two-step sign-in again if its role requires it.", args,
+		func(store *models.Store, u models.User) int {
+			u, err := store.ResetTwoFactor(ctx, u.ID, models.ActorCLI)
+			if err != nil {
+				return c.fail(userMessage(err))
+			}
+			fmt.Fprintf(c.stdout, "reset two-step sign-in of staff account %s (id %d): its sessions have ended\n", u.Username, u.ID)
+			return 0
+		})
+}
+
+// userRekeyTwoFactor seals every authenticator app secret again under the
+// current PETSTORE_SECRET_KEY, so that the old keys can be dropped.
+func (c cli) userRekeyTwoFactor(ctx context.Context, args []string) int {
+	fs, code, ok := c.flags("user rekey-2fa", "Seals every staff member's authenticator app secret again under PETSTORE_SECRET_KEY, "+
+		"opening each with the key it was sealed with (PETSTORE_SECRET_KEY or PETSTORE_SECRET_KEYS_OLD). "+
+		"Once it reports none left under other keys, PETSTORE_SECRET_KEYS_OLD can be emptied.", args, func(*flag.FlagSet) {})
+	if !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	n, missing, err := store.RekeySecrets(ctx)
+	if err != nil {
+		return c.fail(userMessage(err))
+	}
+	if missing > 0 {
+		return c.fail(fmt.Errorf("sealed %d secrets again; %d are sealed with keys neither PETSTORE_SECRET_KEY nor PETSTORE_SECRET_KEYS_OLD holds: "+
+			"add those keys, or reset those members' two-step sign-in (petstore user reset-2fa)", n, missing))
+	}
+	fmt.Fprintf(c.stdout, "sealed %d secrets again under the current key; none left under other keys\n", n)
+	return 0
+}

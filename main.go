@@ -1,7 +1,7 @@
 // Command petstore serves the animal store: the bearer-authenticated JSON
 // API under /v1 for partner apps and the admin console under /admin for
 // store staff, over one database. It also carries the operator commands:
-// migrate, user create|list|disable|enable|reset-password, apikey
+// migrate, user create|list|disable|enable|reset-password|reset-2fa|rekey-2fa, apikey
 // create|list|revoke, seed, healthcheck and version.
 //
 // This file is the entry point and the command table; each command lives
@@ -41,6 +41,8 @@ Usage:
   petstore user enable --username NAME    enable a disabled account again
   petstore user reset-password --username NAME
                                           give an account a one-time password (printed alone on stdout)
+  petstore user reset-2fa --username NAME remove an account's second sign-in steps; its sessions end
+  petstore user rekey-2fa                 seal authenticator app secrets again under PETSTORE_SECRET_KEY
   petstore apikey create --name NAME [--scope pets:read] [--scope pets:write] [--expires 90d|RFC 3339 time]
                                           issue an API key (printed alone on stdout); scopes
                                           pets:read, pets:write (both by default), metrics:read
@@ -84,7 +86,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return c.migrate(ctx, rest)
 	case "user":
 		return c.sub(ctx, "user", rest, map[string]func(context.Context, []string) int{"create": c.userCreate,
-			"list": c.userList, "disable": c.userDisable, "enable": c.userEnable, "reset-password": c.userResetPassword})
+			"list": c.userList, "disable": c.userDisable, "enable": c.userEnable, "reset-password": c.userResetPassword,
+			"reset-2fa": c.userResetTwoFactor, "rekey-2fa": c.userRekeyTwoFactor})
 	case "apikey":
 		return c.sub(ctx, "apikey", rest, map[string]func(context.Context, []string) int{
 			"create": c.apikeyCreate, "list": c.apikeyList, "revoke": c.apikeyRevoke})
@@ -116,7 +119,7 @@ func (c cli) sub(ctx context.Context, name string, args []string, cmds map[strin
 			w, code = c.stderr, 2
 		}
 		fmt.Fprintf(w, "Usage: petstore %s COMMAND (one of:", name)
-		for _, k := range []string{"create", "list", "disable", "enable", "reset-password", "revoke", "delete", "rotate"} {
+		for _, k := range []string{"create", "list", "disable", "enable", "reset-password", "reset-2fa", "rekey-2fa", "revoke", "delete", "rotate"} {
 			if cmds[k] != nil {
 				fmt.Fprint(w, " "+k)
 			}

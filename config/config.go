@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/base64"
 	"fmt"
 	"net"
 	"net/url"
@@ -72,6 +73,12 @@ type Config struct {
 	// TimeZone is the store's time zone (PETSTORE_TIMEZONE, an IANA name):
 	// the console shows times in it and reads the dates staff type in it.
 	TimeZone *time.Location
+	// SecretKeys seal the secrets the service must read back, such as the
+	// staff's authenticator app secrets: PETSTORE_SECRET_KEY first (new
+	// secrets are sealed with it), then PETSTORE_SECRET_KEYS_OLD (comma
+	// separated), which still open what they sealed. Each is 32 random
+	// bytes, base64. Empty: two-step sign-in with an app cannot be used.
+	SecretKeys [][]byte
 }
 
 // Webhooks are the WEBHOOK_* settings.
@@ -165,6 +172,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.TimeZone, err = timeZone(getenv); err != nil {
 		return Config{}, err
 	}
+	if cfg.SecretKeys, err = secretKeys(getenv); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 
@@ -208,6 +218,51 @@ func timeZone(getenv func(string) string) (*time.Location, error) {
 		return nil, &Error{"PETSTORE_TIMEZONE", fmt.Sprintf("%q is not a time zone name (IANA, such as Europe/Paris or America/New_York)", v)}
 	}
 	return loc, nil
+}
+
+// SecretKeyLen is the length of a secret key, before base64.
+const SecretKeyLen = 32
+
+// secretKeys reads PETSTORE_SECRET_KEY and PETSTORE_SECRET_KEYS_OLD: base64
+// (standard or URL alphabet, padded or not) of SecretKeyLen bytes each.
+// Old keys need a current one: they only open, never seal.
+func secretKeys(getenv func(string) string) ([][]byte, error) {
+	cur := value(getenv, "PETSTORE_SECRET_KEY")
+	old := value(getenv, "PETSTORE_SECRET_KEYS_OLD")
+	if cur == "" {
+		if old != "" {
+			return nil, &Error{"PETSTORE_SECRET_KEY", "is unset while PETSTORE_SECRET_KEYS_OLD is set; set the new key here and keep the old ones there"}
+		}
+		return nil, nil
+	}
+	key, err := secretKey(cur)
+	if err != nil {
+		return nil, &Error{"PETSTORE_SECRET_KEY", err.Error()}
+	}
+	keys := [][]byte{key}
+	for i, raw := range strings.Split(old, ",") {
+		if raw = strings.TrimSpace(raw); raw == "" {
+			continue
+		}
+		k, err := secretKey(raw)
+		if err != nil {
+			return nil, &Error{"PETSTORE_SECRET_KEYS_OLD", fmt.Sprintf("key %d: %v", i+1, err)}
+		}
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+func secretKey(v string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(v); err == nil {
+			if len(b) != SecretKeyLen {
+				return nil, fmt.Errorf("is %d bytes once base64-decoded, want %d (make one with: openssl rand -base64 32)", len(b), SecretKeyLen)
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("is not base64 (make one with: openssl rand -base64 32)")
 }
 
 // value is a variable's value without surrounding white space.

@@ -258,6 +258,10 @@ func TestLoadErrors(t *testing.T) {
 		{"replicas on sqlite", map[string]string{"DATABASE_REPLICA_URLS": "mysql://u:p@r1/petstore"}, "DATABASE_REPLICA_URLS"},
 		{"replica not mysql", map[string]string{"DATABASE_URL": "mysql://u:p@db/petstore", "DATABASE_REPLICA_URLS": "sqlite:x.db"}, "DATABASE_REPLICA_URLS"},
 		{"replica without database", map[string]string{"DATABASE_URL": "mysql://u:p@db/petstore", "DATABASE_REPLICA_URLS": "mysql://u:p@r1/petstore, mysql://u:p@r2/"}, "DATABASE_REPLICA_URLS"},
+		{"secret key not base64", map[string]string{"PETSTORE_SECRET_KEY": "not base64!"}, "PETSTORE_SECRET_KEY"},
+		{"secret key too short", map[string]string{"PETSTORE_SECRET_KEY": "c2hvcnQ="}, "PETSTORE_SECRET_KEY"},
+		{"old secret keys without a current one", map[string]string{"PETSTORE_SECRET_KEYS_OLD": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}, "PETSTORE_SECRET_KEY"},
+		{"old secret key too short", map[string]string{"PETSTORE_SECRET_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "PETSTORE_SECRET_KEYS_OLD": "c2hvcnQ="}, "PETSTORE_SECRET_KEYS_OLD"},
 		{"listen addr host only", map[string]string{"LISTEN_ADDR": "localhost"}, "LISTEN_ADDR"},
 		{"listen addr ipv6 without port", map[string]string{"LISTEN_ADDR": "[::1]"}, "LISTEN_ADDR"},
 		{"unknown scheme postgres", map[string]string{"DATABASE_URL": "postgres://pets:" + pw + "@db:5432/petstore"}, "DATABASE_URL"},
@@ -358,4 +362,27 @@ func mustZone(t *testing.T, name string) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// The secret keys: the current one first, then the old ones, each 32
+// bytes in any base64 alphabet.
+func TestLoadSecretKeys(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{
+		"PETSTORE_SECRET_KEY":      "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"PETSTORE_SECRET_KEYS_OLD": " ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA , YWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXoxMjM0NTY",
+	}
+	cfg, err := config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", "abcdefghijklmnopqrstuvwxyz123456"}
+	if len(cfg.SecretKeys) != len(want) {
+		t.Fatalf("%d keys, want %d", len(cfg.SecretKeys), len(want))
+	}
+	for i, k := range cfg.SecretKeys {
+		if string(k) != want[i] {
+			t.Errorf("key %d = %q, want %q", i, k, want[i])
+		}
+	}
 }

@@ -29,6 +29,14 @@ var routePublic = map[string]string{
 	"GET /docs":             "the interactive API reference, built from that description",
 	"GET /admin/login":      "the sign-in page",
 	"POST /admin/login":     "signing in",
+	// The sign-in's second step: open only to the session that gave the
+	// right password in the last 5 minutes, refused to anyone else.
+	"GET /admin/login/code":                  "the sign-in's second step",
+	"POST /admin/login/code":                 "the sign-in's second step",
+	"POST /admin/login/code/passkey/options": "the sign-in's second step with a passkey",
+	"POST /admin/login/code/passkey":         "the sign-in's second step with a passkey",
+	"POST /admin/login/passkey/options":      "signing in with a passkey",
+	"POST /admin/login/passkey":              "signing in with a passkey",
 }
 
 // routePath fills a route's parameters with plausible values.

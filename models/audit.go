@@ -123,7 +123,9 @@ var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetE
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,
-	ActionWebhookSecretRotated, ActionWebhookTestSent, ActionWebhookDeliveryResent}
+	ActionWebhookSecretRotated, ActionWebhookTestSent, ActionWebhookDeliveryResent,
+	ActionTwoFactorEnabled, ActionTwoFactorDisabled, ActionTwoFactorReset, ActionRecoveryCodesRenewed, ActionRecoveryCodeUsed,
+	ActionSecondStepFailed, ActionTwoFactorRequired, ActionTwoFactorOptional, ActionPasskeyAdded, ActionPasskeyRemoved}
 
 // AuditQuery selects one page of the audit trail, newest first.
 type AuditQuery struct {

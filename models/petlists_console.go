@@ -15,7 +15,7 @@ import (
 
 // The console's list of pets: its filters and sorts as its URL gives
 // them, and its pages, read by keyset on (sort key, id) from an index that
-// holds that order (migration 16), so a page costs the same wherever it
+// holds that order (migration 17), so a page costs the same wherever it
 // lies.
 
 // The console list's own parameters (with status, q, after and before).

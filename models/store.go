@@ -60,6 +60,11 @@ type Options struct {
 	// answered at once (503 with Retry-After) without hashing, so a burst of
 	// anonymous sign-ins cannot take the CPUs the API needs.
 	PasswordHashers int
+	// SecretKeys seal the secrets the service must read back (an
+	// authenticator app's): the current key (PETSTORE_SECRET_KEY) first,
+	// then older ones that still open what they sealed. None: two-step
+	// sign-in with an app cannot be set up or checked.
+	SecretKeys [][]byte
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
@@ -108,6 +113,8 @@ type Store struct {
 	bulk    bulkState // the bulk jobs this process runs (bulk.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
+	// secrets seal the secrets kept in the database (secrets.go).
+	secrets secretKeys
 }
 
 // mysqlServer is what shapes a MySQL create batch's text (createsSQL).
@@ -172,6 +179,11 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		p.close()
 		return nil, err
 	}
+	secrets, err := newSecretKeys(o.SecretKeys)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
 	cost := o.PasswordCost
 	if cost == 0 {
 		cost = defaultPasswordCost
@@ -179,7 +191,7 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}}
+		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}, secrets: secrets}
 	if o.Driver == DriverMySQL {
 		s.server = probeMySQL(ctx, p.primary)
 	}

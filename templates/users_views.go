@@ -10,6 +10,8 @@ type StaffView struct {
 	MinPasswordLength int
 	// ReadOnly hides the add form: the member's role may not manage staff.
 	ReadOnly bool
+	// TwoFactorRoles are the roles that require two-step sign-in.
+	TwoFactorRoles []string
 }
 
 // Roles lists the role values in the order the forms offer them.

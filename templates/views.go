@@ -35,6 +35,8 @@ type NavItem struct {
 // Assets are the content-hashed URLs of the static files.
 type Assets struct {
 	PicoCSS, AppCSS, HTMX, AppJS string
+	// PasskeysJS runs the passkey buttons, on the pages that have them.
+	PasskeysJS string
 }
 
 // Flash is a success or error message.

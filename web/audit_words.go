@@ -20,6 +20,16 @@ var auditActionNames = map[string]string{
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
 	models.ActionPetsBulkStatus:        "Status set for every match",
+	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
+	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
+	models.ActionTwoFactorReset:        "Two-step sign-in reset",
+	models.ActionRecoveryCodesRenewed:  "New recovery codes",
+	models.ActionRecoveryCodeUsed:      "Recovery code used",
+	models.ActionSecondStepFailed:      "Failed second step",
+	models.ActionTwoFactorRequired:     "Two-step sign-in required for a role",
+	models.ActionTwoFactorOptional:     "Two-step sign-in optional for a role",
+	models.ActionPasskeyAdded:          "Passkey added",
+	models.ActionPasskeyRemoved:        "Passkey removed",
 	models.ActionKeyCreated:            "API key created",
 	models.ActionKeyRevoked:            "API key revoked",
 	models.ActionUserCreated:           "Staff member added",
@@ -273,6 +283,31 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 		s.say(" enabled the account of ")
 		s.member(ev, n, fields["username"])
 		s.say(" again")
+	case models.ActionTwoFactorEnabled, models.ActionTwoFactorDisabled, models.ActionRecoveryCodesRenewed,
+		models.ActionRecoveryCodeUsed, models.ActionSecondStepFailed, models.ActionPasskeyAdded, models.ActionPasskeyRemoved:
+		s.member(ev, n, fields["username"])
+		s.say(map[string]string{
+			models.ActionTwoFactorEnabled:     " turned on two-step sign-in",
+			models.ActionTwoFactorDisabled:    " turned off two-step sign-in",
+			models.ActionRecoveryCodesRenewed: " made new recovery codes",
+			models.ActionRecoveryCodeUsed:     " signed in with a recovery code",
+			models.ActionSecondStepFailed:     " failed the second step of signing in",
+			models.ActionPasskeyAdded:         " added a passkey",
+			models.ActionPasskeyRemoved:       " removed a passkey",
+		}[ev.Action])
+		s.note = capitalFirst(fields[""])
+	case models.ActionTwoFactorReset:
+		s.who(ev)
+		s.say(" reset the two-step sign-in of ")
+		s.member(ev, n, fields["username"])
+		s.note = capitalFirst(fields[""])
+	case models.ActionTwoFactorRequired, models.ActionTwoFactorOptional:
+		s.who(ev)
+		if ev.Action == models.ActionTwoFactorRequired {
+			s.say(" required two-step sign-in of every " + fields["role"])
+		} else {
+			s.say(" made two-step sign-in optional for every " + fields["role"])
+		}
 	case models.ActionPasswordReset:
 		s.who(ev)
 		s.say(" reset the password of ")
@@ -456,4 +491,12 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// capitalFirst starts a note with a capital.
+func capitalFirst(t string) string {
+	if t == "" {
+		return ""
+	}
+	return strings.ToUpper(t[:1]) + t[1:] + "."
 }

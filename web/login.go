@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -53,9 +55,124 @@ func (ui *Web) login(c *gin.Context) {
 		ui.render(c, status, templates.LoginPage(ui.page(c, "Sign in", ""), v))
 		return
 	}
+	on, err := ui.store.HasSecondFactor(c.Request.Context(), u.ID)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	if on {
+		if err := ui.startSecondStep(c, u); err != nil {
+			ui.fail(c, err)
+			return
+		}
+		c.Redirect(http.StatusSeeOther, secondStepPath+"?next="+url.QueryEscape(next))
+		return
+	}
 	if err := ui.startSession(c, u); err != nil {
 		ui.fail(c, err)
 		return
+	}
+	c.Redirect(http.StatusSeeOther, next)
+}
+
+// secondStepPath is the sign-in's second step, after the password.
+const secondStepPath = Prefix + "/login/code"
+
+// SecondStepTimeout is how long the right password waits for its second
+// step: then the sign-in starts again from the password.
+const SecondStepTimeout = 5 * time.Minute
+
+// Session values of a sign-in waiting for its second step. The session
+// holds no keyUserID meanwhile, so it opens nothing.
+const (
+	keyPendingUID = "pending_uid"
+	keyPendingVer = "pending_ver"
+	keyPendingAt  = "pending_at"
+)
+
+// startSecondStep remembers, on a new session id, that u gave the right
+// password: the second step completes the sign-in within SecondStepTimeout.
+func (ui *Web) startSecondStep(c *gin.Context, u models.User) error {
+	if err := ui.sessions.renew(c.Request, ui.cookie); err != nil {
+		return err
+	}
+	s := session(c)
+	s.Clear()
+	s.Set(keyPendingUID, u.ID)
+	s.Set(keyPendingVer, u.SessionVersion)
+	s.Set(keyPendingAt, ui.now().Unix())
+	s.Set(keyCSRF, randomToken())
+	return s.Save()
+}
+
+// pendingSignIn returns the member waiting for the second step, or 0 when
+// none is or the wait is over.
+func (ui *Web) pendingSignIn(c *gin.Context) (uid, ver int64) {
+	s := session(c)
+	uid, _ = s.Get(keyPendingUID).(int64)
+	ver, _ = s.Get(keyPendingVer).(int64)
+	at, _ := s.Get(keyPendingAt).(int64)
+	if uid <= 0 || ui.now().Sub(time.Unix(at, 0)) >= SecondStepTimeout {
+		return 0, 0
+	}
+	return uid, ver
+}
+
+// secondStepExpired sends a sign-in whose second step waited too long
+// back to the password.
+const secondStepExpired = "Your sign-in took too long. Sign in again with your password."
+
+// showSecondStep asks for the code after the password.
+func (ui *Web) showSecondStep(c *gin.Context) {
+	next := safeNext(c.Query("next"))
+	if uid, _ := ui.pendingSignIn(c); uid == 0 {
+		ui.render(c, http.StatusUnauthorized, templates.LoginPage(ui.page(c, "Sign in", ""), templates.LoginView{Next: next, Error: secondStepExpired}))
+		return
+	}
+	ui.render(c, http.StatusOK, templates.SecondStepPage(ui.page(c, "Two-step sign-in", ""), templates.SecondStepView{Next: next}))
+}
+
+// secondStep checks the code of a sign-in waiting for it and, when right,
+// signs the member in on a new session id. Wrong codes count against the
+// sign-in limits; a limit answers 429 with Retry-After.
+func (ui *Web) secondStep(c *gin.Context) {
+	next := safeNext(c.PostForm("next"))
+	uid, ver := ui.pendingSignIn(c)
+	if uid == 0 {
+		ui.render(c, http.StatusUnauthorized, templates.LoginPage(ui.page(c, "Sign in", ""), templates.LoginView{Next: next, Error: secondStepExpired}))
+		return
+	}
+	u, how, err := ui.store.VerifySecondStep(c.Request.Context(), uid, c.PostForm("code"), c.ClientIP())
+	if err == nil && u.SessionVersion != ver {
+		err = models.ErrAccountDisabled // changed since the password: start again
+		if !u.Disabled() {
+			err = &models.Error{Code: models.CodeUnauthorized, Message: secondStepExpired}
+		}
+	}
+	if err != nil {
+		var e *models.Error
+		status, msg := http.StatusUnauthorized, ""
+		switch {
+		case errors.As(err, &e) && e.Code == models.CodeUnauthorized:
+			msg = e.Message
+		case errors.As(err, &e) && e.RetryAfter > 0:
+			status, msg = httpcode.Status(e.Code), e.Message
+			c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		case errors.As(err, &e) && e.Code == models.CodeUnavailable && e.Message != "":
+			status, msg = http.StatusServiceUnavailable, e.Message
+		default:
+			ui.fail(c, err)
+			return
+		}
+		ui.render(c, status, templates.SecondStepPage(ui.page(c, "Two-step sign-in", ""), templates.SecondStepView{Next: next, Error: msg}))
+		return
+	}
+	if err := ui.startSession(c, u); err != nil {
+		ui.fail(c, err)
+		return
+	}
+	if how == "recovery code" {
+		flash(c, "success", "You signed in with a recovery code, which now no longer works. Your account page says how many are left.")
 	}
 	c.Redirect(http.StatusSeeOther, next)
 }

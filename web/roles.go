@@ -45,6 +45,20 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/sessions/end":        viewer,
 	"POST " + Prefix + "/sessions/end-others": viewer,
 
+	// The member's own account: two-step sign-in and passkeys.
+	"GET " + Prefix + "/account":                      viewer,
+	"POST " + Prefix + "/account/totp":                viewer,
+	"GET " + Prefix + "/account/totp":                 viewer,
+	"POST " + Prefix + "/account/totp/confirm":        viewer,
+	"POST " + Prefix + "/account/totp/disable":        viewer,
+	"POST " + Prefix + "/account/recovery-codes":      viewer,
+	"POST " + Prefix + "/account/passkeys/options":    viewer,
+	"POST " + Prefix + "/account/passkeys":            viewer,
+	"POST " + Prefix + "/account/passkeys/:id/delete": viewer,
+	"GET " + Prefix + "/users/:id/reset-2fa":          admin,
+	"POST " + Prefix + "/users/:id/reset-2fa":         admin,
+	"POST " + Prefix + "/users/two-factor-roles":      admin,
+
 	"POST " + Prefix + "/pets":             editor,
 	"POST " + Prefix + "/pets/:id/status":  editor,
 	"POST " + Prefix + "/pets/:id":         editor, // a pet's edit form
@@ -148,6 +162,7 @@ var navItems = []templates.NavItem{
 	{Href: Prefix + "/users", Label: "Staff", Section: "users"},
 	{Href: Prefix + "/audit", Label: "Audit", Section: "audit"},
 	{Href: Prefix + "/sessions", Label: "Sessions", Section: "sessions"},
+	{Href: Prefix + "/account", Label: "Account", Section: "account"},
 }
 
 // nav returns the navigation entries the signed-in member may open; none

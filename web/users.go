@@ -51,6 +51,9 @@ func (ui *Web) checkAccount(c *gin.Context) {
 		redirectAway(c, forcedPasswordPath, http.StatusForbidden)
 		return
 	}
+	if !ui.checkSecondFactorSetup(c, u) {
+		return
+	}
 	c.Next()
 }
 
@@ -170,6 +173,10 @@ func (ui *Web) staffView(c *gin.Context) (templates.StaffView, error) {
 	for _, u := range users {
 		v.Members = append(v.Members, templates.StaffRow{ID: u.ID, Username: u.Username, Created: ui.when(u.CreatedAt),
 			State: accountState(u), Role: string(u.Role), You: u.ID == me})
+	}
+	// Two-step sign-in required per role (account.go).
+	if v.TwoFactorRoles, err = ui.twoFactorRoles(c); err != nil {
+		return templates.StaffView{}, err
 	}
 	return v, nil
 }

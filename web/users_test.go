@@ -106,7 +106,7 @@ func TestStaffPage(t *testing.T) {
 		// Headings go h1, then h2s.
 		var levels []string
 		p.Doc.Find("main h1, main h2, main h3").Each(func(_ int, s *goquery.Selection) { levels = append(levels, goquery.NodeName(s)) })
-		if strings.Join(levels, " ") != "h1 h2 h2 h2" {
+		if strings.Join(levels, " ") != "h1 h2 h2 h2 h2" {
 			t.Errorf("headings %v", levels)
 		}
 	})

@@ -61,6 +61,8 @@ type Web struct {
 	webhookAllowPrivate bool
 	// location is the store's time zone (Options.Location).
 	location *time.Location
+	// publicURL is Options.PublicURL: the passkeys' relying party.
+	publicURL string
 }
 
 // Prefix is the path every console page starts with.
@@ -86,10 +88,13 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 			AppCSS:  static.Path("css/app.css"),
 			HTMX:    static.Path("vendor/htmx-2.0.11.min.js"),
 			AppJS:   static.Path("js/app.js"),
+			// The passkey buttons' script, on the pages that have them.
+			PasskeysJS: static.Path("js/passkeys.js"),
 		},
 		docs:                newDocsView(o.OpenAPI),
 		webhookAllowPrivate: o.WebhookAllowPrivate,
 		location:            o.Location,
+		publicURL:           o.PublicURL,
 	}
 	if ui.location == nil {
 		ui.location = time.UTC
@@ -126,6 +131,8 @@ func (ui *Web) Register(r *gin.Engine) {
 	admin := r.Group(Prefix, ui.pageHeaders, sessions.Sessions(ui.cookie, ui.sessions), ui.loadSession, ui.checkCSRF)
 	admin.GET("/login", ui.showLogin)
 	admin.POST("/login", ui.login)
+	admin.GET("/login/code", ui.showSecondStep)
+	admin.POST("/login/code", ui.secondStep)
 
 	staff := admin.Group("", ui.requireStaff, ui.checkAccount, ui.authorize)
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
@@ -137,6 +144,8 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
 	ui.registerSessions(staff)
+	ui.registerAccount(staff)
+	ui.registerPasskeys(admin, staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its

@@ -106,7 +106,8 @@ func Open(tb testing.TB, driver string) *models.Store {
 	// bcrypt's minimum cost: hashing at the production cost dominates the
 	// run time of console tests; the hashing code path is the same.
 	s, err := models.Open(context.Background(), models.Options{Driver: string(cfg.Driver), DSN: cfg.DSN,
-		ConnectTimeout: 20 * time.Second, MaxOpenConns: 20, PasswordCost: bcrypt.MinCost})
+		ConnectTimeout: 20 * time.Second, MaxOpenConns: 20, PasswordCost: bcrypt.MinCost,
+		SecretKeys: [][]byte{SecretKey}})
 	if err != nil {
 		tb.Fatalf("open %s: %v", cfg.Redacted, err)
 	}

@@ -17,7 +17,8 @@ func OpenPair(tb testing.TB, driver string) (a, b *models.Store) {
 	cfg := Database(tb, driver)
 	open := func() *models.Store {
 		s, err := models.Open(context.Background(), models.Options{Driver: string(cfg.Driver), DSN: cfg.DSN,
-			ConnectTimeout: 20 * time.Second, MaxOpenConns: 20, PasswordCost: bcrypt.MinCost})
+			ConnectTimeout: 20 * time.Second, MaxOpenConns: 20, PasswordCost: bcrypt.MinCost,
+			SecretKeys: [][]byte{SecretKey}})
 		if err != nil {
 			tb.Fatalf("open %s: %v", cfg.Redacted, err)
 		}
@@ -30,3 +31,8 @@ func OpenPair(tb testing.TB, driver string) (a, b *models.Store) {
 	}
 	return a, open()
 }
+
+// SecretKey is the key that seals the secrets of the stores this package
+// opens (models.Options.SecretKeys): fixed, so that two stores over one
+// database, as two instances, read each other's.
+var SecretKey = []byte("petstore-test-secret-key-32bytes")

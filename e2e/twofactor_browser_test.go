@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/webauthn"
+	"github.com/chromedp/chromedp"
+
+	"petstore/models"
+)
+
+// passkeyJourney is a journey on localhost (browsers take passkeys only at
+// a domain name, never an IP address) with a virtual authenticator that
+// keeps discoverable credentials and verifies its user, as a phone or a
+// laptop's fingerprint reader does.
+func passkeyJourney(t *testing.T) *journey {
+	t.Helper()
+	j := newJourney(t, models.DriverSQLite)
+	j.base = strings.Replace(j.base, "127.0.0.1", "localhost", 1)
+	off := false
+	if _, err := chromedp.Call(j.ctx, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
+		t.Fatalf("enable the WebAuthn domain: %v", err)
+	}
+	_, err := chromedp.Call(j.ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+		Options: &webauthn.VirtualAuthenticatorOptions{Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
+			Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true, HasUserVerification: true, IsUserVerified: true,
+			AutomaticPresenceSimulation: true}})
+	if err != nil {
+		t.Fatalf("add a virtual authenticator: %v", err)
+	}
+	return j
+}
+
+// signOut clicks Sign out and waits for the sign-in page.
+func (j *journey) signOut() {
+	j.t.Helper()
+	j.within("click Sign out", chromedp.Click(chromedp.CSS(`[data-testid="sign-out"]`)))
+	j.waitPath("/admin/login")
+}
+
+// A passkey is registered on the account page, signs in with no username
+// or password, serves as the second step after the password, and once
+// removed is neither.
+func TestBrowserPasskeys(t *testing.T) {
+	t.Parallel()
+	j := passkeyJourney(t)
+	j.signedIn()
+	j.open("/admin/account")
+	j.waitPath("/admin/account")
+	j.fill("main", "Name of the new passkey", "Shop laptop")
+	j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
+	j.waitText(`[data-testid="passkey-row"] th`, "Shop laptop")
+	j.waitText(`[data-testid="flash"]`, "Your passkey is added.")
+	if got := j.text(`[data-testid="passkey-last-used"]`); got != "never" {
+		t.Errorf("a new passkey's last use: %q", got)
+	}
+
+	// Passwordless: no username, no password.
+	j.signOut()
+	j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
+	j.waitPath("/admin/pets")
+	j.open("/admin/account")
+	j.waitPath("/admin/account")
+	if got := j.text(`[data-testid="passkey-last-used"]`); got == "never" || got == "" {
+		t.Errorf("after signing in with it, the passkey's last use is %q", got)
+	}
+
+	// The second step after the password.
+	j.signOut()
+	j.signIn(staffUser, staffPassword)
+	j.waitPath("/admin/login/code")
+	j.within("click Use a passkey instead", chromedp.Click(button("//main", "Use a passkey instead")))
+	j.waitPath("/admin/pets")
+
+	// Removed: the password alone signs in again, and the passkey does not.
+	j.open("/admin/account")
+	j.waitPath("/admin/account")
+	j.within("click Remove", chromedp.Click(button("//main", "Remove")))
+	j.waitText(`[data-testid="flash"]`, "The passkey is removed.")
+	if n := evalJS[int](j, `document.querySelectorAll('[data-testid="passkey-row"]').length`); n != 0 {
+		t.Fatalf("%d passkeys listed after removing the only one", n)
+	}
+	j.signOut()
+	j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
+	j.waitJS("the refusal", `!document.getElementById("passkey-error").hidden`)
+	if got := j.text("#passkey-error"); !strings.Contains(got, "not registered") {
+		t.Errorf("a removed passkey's sign-in said %q", got)
+	}
+	j.signIn(staffUser, staffPassword)
+	j.waitPath("/admin/pets")
+
+	events, _, err := j.store.ListAuditEvents(context.Background(), models.AuditQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, e := range events {
+		if e.Action == models.ActionPasskeyAdded || e.Action == models.ActionPasskeyRemoved ||
+			e.Action == models.ActionLogin && strings.Contains(e.Detail, "passkey") {
+			seen = append(seen, e.Action+" "+e.Detail)
+		}
+	}
+	if len(seen) != 4 {
+		t.Errorf("passkey audit rows: %q; want added, two sign-ins, removed", seen)
+	}
+}
+
+// An authenticator app through the pages, as a member sets it up: the QR
+// code and the key, a code to confirm, recovery codes shown once; then the
+// sign-in asks for a code after the password.
+func TestBrowserAuthenticatorApp(t *testing.T) {
+	t.Parallel()
+	j := newJourney(t, models.DriverSQLite)
+	j.signedIn()
+	j.open("/admin/account")
+	j.within("click Set up an authenticator app", chromedp.Click(button("//main", "Set up an authenticator app")))
+	j.waitPath("/admin/account/totp")
+	if ok := evalJS[bool](j, `(() => { const i = document.querySelector('[data-testid="totp-qr"]'); return !!i && i.complete && i.naturalWidth > 0; })()`); !ok {
+		t.Fatal("the QR code image did not load")
+	}
+	secret := strings.ReplaceAll(j.text(`[data-testid="totp-secret"]`), " ", "")
+	j.fill("main", "Code from the app", models.TOTPCode(secret, time.Now()))
+	j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
+	j.waitText("main h1", "Two-step sign-in is on")
+	if n := evalJS[int](j, `document.querySelectorAll('[data-testid="recovery-codes"] li').length`); n != 10 {
+		t.Fatalf("%d recovery codes shown", n)
+	}
+	j.signOut()
+	j.signIn(staffUser, staffPassword)
+	j.waitPath("/admin/login/code")
+	j.fill("main", "Code", "000000")
+	j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
+	j.waitText(`[data-testid="login-error"]`, "not right")
+	// The next step's code: the confirmation spent this one's.
+	j.fill("main", "Code", models.TOTPCode(secret, time.Now().Add(models.TOTPPeriod*time.Second)))
+	j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
+	j.waitPath("/admin/pets")
+}

@@ -1,0 +1,56 @@
+package templates
+
+// SecondStepView is the sign-in's second step: a code after the password.
+type SecondStepView struct {
+	Error string
+	// Next is where to go after signing in.
+	Next string
+}
+
+// AccountView is the member's own account page.
+type AccountView struct {
+	Username string
+	// TOTP is on once an authenticator app was confirmed; Pending while one
+	// waits for its first code.
+	TOTP, Pending bool
+	// RecoveryCodesLeft counts the unused recovery codes.
+	RecoveryCodesLeft int64
+	// Required says the member's role requires a second step; MustSetUp
+	// that they have none yet and may do nothing else until they do.
+	Required, MustSetUp bool
+	// Error is a refusal to show at the top of the two-step section.
+	Error string
+	// Passkeys are the member's passkeys.
+	Passkeys []PasskeyRow
+}
+
+// PasskeyRow is one of the member's passkeys.
+type PasskeyRow struct {
+	ID       int64
+	Name     string
+	Created  Time
+	LastUsed Time // "never" until used
+}
+
+// TOTPSetupView is the page that sets up an authenticator app.
+type TOTPSetupView struct {
+	// QR is the otpauth:// URL as a QR code, an SVG data: URL.
+	QR string
+	// Secret is the secret in groups of four, for typing in.
+	Secret    string
+	CodeError string
+}
+
+// RecoveryCodesView shows recovery codes, once.
+type RecoveryCodesView struct {
+	Codes []string
+	// Enabled says two-step sign-in has just been turned on.
+	Enabled bool
+}
+
+// ResetTwoFactorView is the confirmation of an admin's reset of another
+// member's second steps.
+type ResetTwoFactorView struct {
+	ID       int64
+	Username string
+}

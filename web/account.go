@@ -1,0 +1,283 @@
+package web
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"image/color"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/boombuler/barcode/qr"
+	"github.com/gin-gonic/gin"
+
+	"petstore/models"
+	"petstore/templates"
+)
+
+// registerAccount mounts the member's own account pages on the signed-in
+// group.
+func (ui *Web) registerAccount(r gin.IRouter) {
+	r.GET("/account", ui.showAccount)
+	r.POST("/account/totp", ui.beginTOTP)
+	r.GET("/account/totp", ui.showTOTPSetup)
+	r.POST("/account/totp/confirm", ui.confirmTOTP)
+	r.POST("/account/totp/disable", ui.disableTOTP)
+	r.POST("/account/recovery-codes", ui.renewRecoveryCodes)
+	r.GET("/users/:id/reset-2fa", ui.confirmResetTwoFactor)
+	r.POST("/users/:id/reset-2fa", ui.resetTwoFactor)
+	r.POST("/users/two-factor-roles", ui.setTwoFactorRoles)
+}
+
+// accountPath is the account page, the one page (with its two-step
+// routes) a member whose role requires a second step they lack may use.
+const accountPath = Prefix + "/account"
+
+// setupPaths are the routes a member who must set up a second step may use.
+var setupPaths = map[string]bool{
+	accountPath: true, accountPath + "/totp": true, accountPath + "/totp/confirm": true, logoutPath: true,
+	accountPath + "/passkeys/options": true, accountPath + "/passkeys": true,
+}
+
+// showAccount shows where the member stands with two-step sign-in.
+func (ui *Web) showAccount(c *gin.Context) {
+	ui.renderAccount(c, http.StatusOK, "")
+}
+
+func (ui *Web) renderAccount(c *gin.Context, status int, refusal string) {
+	u := currentUser(c)
+	st, err := ui.store.TwoFactorState(c.Request.Context(), u.ID)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	v := templates.AccountView{Username: u.Username, TOTP: st.TOTP, Pending: st.Pending, RecoveryCodesLeft: st.RecoveryCodesLeft,
+		Required: st.Required, MustSetUp: st.Required && !st.On(), Error: refusal}
+	for _, k := range st.Passkeys {
+		row := templates.PasskeyRow{ID: k.ID, Name: k.Name, Created: ui.when(k.CreatedAt), LastUsed: ui.whenOr(k.LastUsedAt, "never")}
+		v.Passkeys = append(v.Passkeys, row)
+	}
+	ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), v))
+}
+
+// beginTOTP makes a new secret for an authenticator app, pending until
+// confirmed, and shows it.
+func (ui *Web) beginTOTP(c *gin.Context) {
+	_, err := ui.store.BeginTOTP(c.Request.Context(), currentUser(c).ID)
+	if code := models.ErrorCode(err); code == models.CodeConflict || code == models.CodeUnavailable {
+		ui.renderAccount(c, http.StatusConflict, errMessage(err))
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, accountPath+"/totp")
+}
+
+// showTOTPSetup shows the pending secret as a QR code and as text.
+func (ui *Web) showTOTPSetup(c *gin.Context) {
+	ui.renderTOTPSetup(c, http.StatusOK, "")
+}
+
+func (ui *Web) renderTOTPSetup(c *gin.Context, status int, codeError string) {
+	en, err := ui.store.PendingTOTP(c.Request.Context(), currentUser(c).ID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		c.Redirect(http.StatusSeeOther, accountPath)
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	img, err := qrDataURL(en.URL)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	v := templates.TOTPSetupView{QR: img, Secret: groupsOfFour(en.Secret), CodeError: codeError}
+	ui.render(c, status, templates.TOTPSetupPage(ui.page(c, "Set up an authenticator app", "account"), v))
+}
+
+// confirmTOTP turns two-step sign-in on with a code from the app, and
+// shows the recovery codes once. The member's other sessions end; this
+// one moves to the account's new session version.
+func (ui *Web) confirmTOTP(c *gin.Context) {
+	u, codes, err := ui.store.ConfirmTOTP(c.Request.Context(), currentUser(c).ID, c.PostForm("code"), c.ClientIP(), ui.sessionHandle(c))
+	if invalid, ok := invalidFields(err); ok {
+		ui.renderTOTPSetup(c, http.StatusUnprocessableEntity, invalid.Field(models.FieldCode))
+		return
+	}
+	if models.ErrorCode(err) == models.CodeRateLimited {
+		ui.renderTOTPSetup(c, http.StatusTooManyRequests, errMessage(err))
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	if !ui.keepSession(c, u) {
+		return
+	}
+	ui.render(c, http.StatusOK, templates.RecoveryCodesPage(ui.page(c, "Two-step sign-in is on", "account"),
+		templates.RecoveryCodesView{Codes: codes, Enabled: true}))
+}
+
+// disableTOTP turns two-step sign-in off, unless the role requires it.
+func (ui *Web) disableTOTP(c *gin.Context) {
+	u, err := ui.store.DisableTOTP(c.Request.Context(), currentUser(c).ID, ui.sessionHandle(c))
+	if models.ErrorCode(err) == models.CodeConflict {
+		ui.renderAccount(c, http.StatusConflict, errMessage(err))
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	if !ui.keepSession(c, u) {
+		return
+	}
+	flash(c, "success", "Two-step sign-in is off. Your other sessions have been signed out.")
+	c.Redirect(http.StatusSeeOther, accountPath)
+}
+
+// renewRecoveryCodes voids the member's recovery codes and shows new ones.
+func (ui *Web) renewRecoveryCodes(c *gin.Context) {
+	codes, err := ui.store.RenewRecoveryCodes(c.Request.Context(), currentUser(c).ID)
+	if models.ErrorCode(err) == models.CodeConflict {
+		ui.renderAccount(c, http.StatusConflict, errMessage(err))
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	ui.render(c, http.StatusOK, templates.RecoveryCodesPage(ui.page(c, "New recovery codes", "account"),
+		templates.RecoveryCodesView{Codes: codes}))
+}
+
+// keepSession moves this session to u's new session version after a change
+// that ended the account's other sessions.
+func (ui *Web) keepSession(c *gin.Context, u models.User) bool {
+	s := session(c)
+	s.Set(keyVersion, u.SessionVersion)
+	if err := s.Save(); err != nil {
+		ui.fail(c, err)
+		return false
+	}
+	return true
+}
+
+// errMessage is the user-safe message of a models error.
+func errMessage(err error) string {
+	if e := (*models.Error)(nil); errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return "Something went wrong on our side. Please try again."
+}
+
+// groupsOfFour spaces a base32 secret for reading and typing.
+func groupsOfFour(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && i%4 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// qrDataURL draws text as a QR code in SVG, made here (no outside
+// service sees the secret), as a data: URL the page's CSP allows for
+// images: one path of unit squares, with the quiet zone the standard asks.
+func qrDataURL(text string) (string, error) {
+	code, err := qr.Encode(text, qr.M, qr.Auto)
+	if err != nil {
+		return "", err
+	}
+	const quiet = 4
+	b := code.Bounds()
+	n := b.Dx() + 2*quiet
+	var path strings.Builder
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if color.GrayModel.Convert(code.At(x, y)).(color.Gray).Y < 128 {
+				fmt.Fprintf(&path, "M%d %dh1v1h-1z", x-b.Min.X+quiet, y-b.Min.Y+quiet)
+			}
+		}
+	}
+	svg := fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" shape-rendering="crispEdges">`+
+		`<rect width="%d" height="%d" fill="#fff"/><path fill="#000" d="%s"/></svg>`, n, n, n, n, path.String())
+	return "data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString([]byte(svg)), nil
+}
+
+// checkSecondFactorSetup leads a member whose role requires a second step
+// they have not set up to the account page, and lets them use nothing
+// else (but sign-out) until it is set up. It reports whether the request
+// may go on.
+func (ui *Web) checkSecondFactorSetup(c *gin.Context, u models.User) bool {
+	if setupPaths[c.FullPath()] {
+		return true
+	}
+	need, err := ui.store.NeedsSecondFactorSetup(c.Request.Context(), u)
+	if err != nil {
+		ui.fail(c, err)
+		return false
+	}
+	if need {
+		redirectAway(c, accountPath, http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// twoFactorRoles lists the roles that require two-step sign-in, for the
+// Staff page.
+func (ui *Web) twoFactorRoles(c *gin.Context) ([]string, error) {
+	roles, err := ui.store.RolesRequiringTwoFactor(c.Request.Context())
+	out := make([]string, len(roles))
+	for i, r := range roles {
+		out[i] = string(r)
+	}
+	return out, err
+}
+
+// setTwoFactorRoles requires two-step sign-in for the roles checked on the
+// Staff page, and for no other.
+func (ui *Web) setTwoFactorRoles(c *gin.Context) {
+	checked := c.PostFormArray("role")
+	for _, r := range models.Roles {
+		if err := ui.store.RequireTwoFactor(c.Request.Context(), r, slices.Contains(checked, string(r)), currentUser(c).Username); err != nil {
+			ui.fail(c, err)
+			return
+		}
+	}
+	msg := "Two-step sign-in is required for no role."
+	if len(checked) > 0 {
+		roles, _ := ui.twoFactorRoles(c)
+		msg = "Two-step sign-in is required for: " + strings.Join(roles, ", ") + "."
+	}
+	flash(c, "success", msg)
+	c.Redirect(http.StatusSeeOther, Prefix+"/users")
+}
+
+// confirmResetTwoFactor asks an admin to confirm resetting another
+// member's second steps.
+func (ui *Web) confirmResetTwoFactor(c *gin.Context) {
+	u, err := ui.findMember(c)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	ui.render(c, http.StatusOK, templates.ResetTwoFactorPage(ui.page(c, "Reset two-step sign-in", "users"),
+		templates.ResetTwoFactorView{ID: u.ID, Username: u.Username}))
+}
+
+// resetTwoFactor removes another member's second steps and ends their
+// sessions: the break glass for a lost phone and lost recovery codes.
+func (ui *Web) resetTwoFactor(c *gin.Context) {
+	ui.memberAction(c, "You cannot reset your own two-step sign-in here: use your account page.", nil, ui.store.ResetTwoFactor,
+		"Two-step sign-in of {name} is reset: their sessions have ended, and their password alone signs them in until they set it up again.")
+}

@@ -1,0 +1,243 @@
+package web_test
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"petstore/models"
+	"petstore/models/modelstest"
+	"petstore/server"
+)
+
+// enrolTOTP turns two-step sign-in on for the browser's member through the
+// account pages and returns the secret and the recovery codes shown.
+func (b *browser) enrolTOTP(t *testing.T) (string, []string) {
+	t.Helper()
+	acct := b.get("/admin/account")
+	wantStatus(t, acct, http.StatusOK)
+	tok := csrf(t, acct)
+	res := b.post("/admin/account/totp", url.Values{"csrf_token": {tok}})
+	wantStatus(t, res, http.StatusSeeOther)
+	setup := b.get(res.Header.Get("Location"))
+	wantStatus(t, setup, http.StatusOK)
+	secret := strings.ReplaceAll(text(setup, `[data-testid="totp-secret"]`), " ", "")
+	src, _ := setup.Doc.Find(`img[data-testid="totp-qr"]`).Attr("src")
+	svg, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(src, "data:image/svg+xml;base64,"))
+	if !strings.HasPrefix(src, "data:image/svg+xml;base64,") || err != nil || !strings.HasPrefix(string(svg), "<svg") ||
+		strings.Contains(string(svg), "style") || strings.Contains(string(svg), "http") && !strings.Contains(string(svg), "http://www.w3.org/2000/svg") {
+		t.Fatalf("QR code image: %.80q (%v)", src, err)
+	}
+	if len(secret) != 32 {
+		t.Fatalf("secret shown as %q", secret)
+	}
+	wrong := b.post("/admin/account/totp/confirm", url.Values{"csrf_token": {tok}, "code": {"12345"}})
+	wantStatus(t, wrong, http.StatusUnprocessableEntity)
+	if on, _ := b.e.store.HasSecondFactor(context.Background(), b.memberID(t)); on {
+		t.Fatal("a wrong confirmation code turned two-step sign-in on")
+	}
+	done := b.post("/admin/account/totp/confirm", url.Values{"csrf_token": {tok}, "code": {models.TOTPCode(secret, *b.e.clock.Load())}})
+	wantStatus(t, done, http.StatusOK)
+	var codes []string
+	for _, n := range done.Doc.Find(`[data-testid="recovery-codes"] code`).Nodes {
+		codes = append(codes, n.FirstChild.Data)
+	}
+	if len(codes) != models.RecoveryCodeCount {
+		t.Fatalf("%d recovery codes shown", len(codes))
+	}
+	return secret, codes
+}
+
+// memberID is the id of the member the browser is signed in as.
+func (b *browser) memberID(t *testing.T) int64 {
+	t.Helper()
+	p := b.get("/admin/account")
+	name := strings.TrimSpace(p.Doc.Find("footer strong").First().Text())
+	u, err := b.e.store.FindUser(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.ID
+}
+
+// secondStep posts a code on the sign-in's second step.
+func (b *browser) secondStep(t *testing.T, code string) page {
+	t.Helper()
+	p := b.get("/admin/login/code")
+	if p.Status != http.StatusOK {
+		return p
+	}
+	return b.post("/admin/login/code", url.Values{"csrf_token": {csrf(t, p)}, "code": {code}, "next": {"/admin/audit"}})
+}
+
+// Enrol, then sign in: the password alone opens nothing; a wrong code, a
+// used code and a late second step are refused; a recovery code works once.
+func TestTwoFactorSignIn(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		b, _ := e.signedIn()
+		other, _ := e.signedIn()
+		secret, codes := b.enrolTOTP(t)
+		wantStatus(t, b.get("/admin/pets"), http.StatusOK)
+		if p := other.get("/admin/pets"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/admin/login") {
+			t.Fatalf("the member's other session after turning two-step sign-in on: %d %s", p.Status, p.Header.Get("Location"))
+		}
+		acct := b.get("/admin/account")
+		if s := text(acct, `[data-testid="recovery-left"]`); !strings.HasPrefix(s, "10 of 10") {
+			t.Fatalf("recovery codes left: %q", s)
+		}
+
+		// The password alone grants nothing.
+		c := e.browser()
+		res := c.c.SignIn(t, staffName, staffPassword)
+		if res.Status != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/admin/login/code") {
+			t.Fatalf("password step: %d %s", res.Status, res.Header.Get("Location"))
+		}
+		if p := c.get("/admin/pets"); p.Status != http.StatusSeeOther {
+			t.Fatalf("a page after the password alone: %d", p.Status)
+		}
+		wrong := c.secondStep(t, "000000")
+		if models.TOTPCode(secret, *e.clock.Load()) == "000000" {
+			wrong = c.secondStep(t, "111111")
+		}
+		wantStatus(t, wrong, http.StatusUnauthorized)
+		if !strings.Contains(text(wrong, `[data-testid="login-error"]`), "not right") {
+			t.Fatalf("wrong code page: %s", wrong.Body)
+		}
+		e.advance(time.Minute)
+		code := models.TOTPCode(secret, *e.clock.Load())
+		ok := c.secondStep(t, code)
+		if ok.Status != http.StatusSeeOther || ok.Header.Get("Location") != "/admin/audit" {
+			t.Fatalf("right code: %d %s", ok.Status, ok.Header.Get("Location"))
+		}
+		wantStatus(t, c.get("/admin/pets"), http.StatusOK)
+
+		// The same code in another sign-in is refused.
+		d := e.browser()
+		d.c.SignIn(t, staffName, staffPassword)
+		wantStatus(t, d.secondStep(t, code), http.StatusUnauthorized)
+
+		// A second step after five minutes starts over.
+		e.advance(5 * time.Minute)
+		wantStatus(t, d.secondStep(t, models.TOTPCode(secret, *e.clock.Load())), http.StatusUnauthorized)
+		if p := d.get("/admin/pets"); p.Status != http.StatusSeeOther {
+			t.Fatalf("after a late second step: %d", p.Status)
+		}
+
+		// A recovery code signs in once.
+		for i, want := range []int{http.StatusSeeOther, http.StatusUnauthorized} {
+			r := e.browser()
+			r.c.SignIn(t, staffName, staffPassword)
+			if p := r.secondStep(t, codes[3]); p.Status != want {
+				t.Fatalf("recovery code, use %d: %d, want %d", i+1, p.Status, want)
+			}
+		}
+		acct = b.get("/admin/account")
+		if s := text(acct, `[data-testid="recovery-left"]`); !strings.HasPrefix(s, "9 of 10") {
+			t.Fatalf("recovery codes left after one use: %q", s)
+		}
+	})
+}
+
+// An admin requires two-step sign-in for editors: an editor without it is
+// led to set it up and can do nothing else; once set up, they cannot turn
+// it off. The admin resets it from the member's page, which ends the
+// editor's sessions.
+func TestTwoFactorRequiredForRole(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		admin, tok := e.signedIn()
+		ed, edb, _ := e.member("eddie", models.RoleEditor)
+		staff := admin.get("/admin/users")
+		if staff.Doc.Find(`form[data-testid="two-factor-roles"] input[value="editor"]`).Length() != 1 {
+			t.Fatal("no two-step requirement form on the Staff page")
+		}
+		wantStatus(t, admin.post("/admin/users/two-factor-roles", url.Values{"csrf_token": {tok}, "role": {"editor"}}), http.StatusSeeOther)
+		if _, ok := admin.get("/admin/users").Doc.Find(`form[data-testid="two-factor-roles"] input[value="editor"]`).Attr("checked"); !ok {
+			t.Fatal("editor not shown as required")
+		}
+
+		for _, path := range []string{"/admin/pets", "/admin/users", "/admin/sessions"} {
+			p := edb.get(path)
+			if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/admin/account" {
+				t.Fatalf("editor without a second step, %s: %d %s", path, p.Status, p.Header.Get("Location"))
+			}
+		}
+		acct := edb.get("/admin/account")
+		wantStatus(t, acct, http.StatusOK)
+		if acct.Doc.Find(`[data-testid="must-set-up"]`).Length() != 1 {
+			t.Fatal("the account page does not say the role requires a second step")
+		}
+		edb.enrolTOTP(t)
+		wantStatus(t, edb.get("/admin/pets"), http.StatusOK)
+		edTok := csrf(t, edb.get("/admin/account"))
+		wantStatus(t, edb.post("/admin/account/totp/disable", url.Values{"csrf_token": {edTok}}), http.StatusConflict)
+
+		confirm := admin.get("/admin/users/" + itoa(ed.ID) + "/reset-2fa")
+		wantStatus(t, confirm, http.StatusOK)
+		wantStatus(t, admin.post("/admin/users/"+itoa(ed.ID)+"/reset-2fa", url.Values{"csrf_token": {csrf(t, confirm)}}), http.StatusSeeOther)
+		if p := edb.get("/admin/pets"); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/admin/login") {
+			t.Fatalf("editor's session after the reset: %d %s", p.Status, p.Header.Get("Location"))
+		}
+		if on, _ := e.store.HasSecondFactor(context.Background(), ed.ID); on {
+			t.Fatal("second step still on after the reset")
+		}
+		events, _, err := e.store.ListAuditEvents(context.Background(), models.AuditQuery{Action: models.ActionTwoFactorReset, Limit: 5})
+		if err != nil || len(events) != 1 || events[0].Actor != staffName {
+			t.Fatalf("reset audit: %+v, %v", events, err)
+		}
+	})
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// Two instances over one database: the password given on A is completed
+// with a code on B (the half-done sign-in lives in the database's
+// session), and a code used through one is refused through the other.
+func TestTwoFactorTwoInstances(t *testing.T) {
+	t.Parallel()
+	for _, driver := range modelstest.Drivers {
+		t.Run(driver, func(t *testing.T) {
+			sa, sb := modelstest.OpenPair(t, driver)
+			a := newEnv(t, sa)
+			b := &env{t: t, store: sb}
+			b.clock.Store(a.clock.Load())
+			hb, err := server.New(context.Background(), server.Deps{Store: sb, Now: func() time.Time { return *a.clock.Load() }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.srv = httptest.NewServer(hb)
+			t.Cleanup(b.srv.Close)
+			sa.SetClock(func() time.Time { return *a.clock.Load() })
+			sb.SetClock(func() time.Time { return *a.clock.Load() })
+
+			admin, _ := a.signedIn()
+			secret, _ := admin.enrolTOTP(t)
+			a.advance(time.Minute)
+			code := models.TOTPCode(secret, *a.clock.Load())
+
+			// Password on A, code on B: one browser, one cookie jar.
+			onA := a.browser()
+			onA.c.SignIn(t, staffName, staffPassword)
+			onB := &browser{e: b, c: onA.c, client: onA.client}
+			if p := onB.secondStep(t, code); p.Status != http.StatusSeeOther {
+				t.Fatalf("code on B after the password on A: %d\n%s", p.Status, p.Body)
+			}
+			wantStatus(t, onA.get("/admin/pets"), http.StatusOK)
+
+			// The same code through the other instance: refused.
+			other := b.browser()
+			other.c.SignIn(t, staffName, staffPassword)
+			otherOnA := &browser{e: a, c: other.c, client: other.client}
+			wantStatus(t, otherOnA.secondStep(t, code), http.StatusUnauthorized)
+		})
+	}
+}
