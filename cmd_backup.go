@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"petstore/models"
+)
+
+// backup writes a backup of DATABASE_URL to a file or stdout.
+func (c cli) backup(ctx context.Context, args []string) int {
+	var out string
+	fs, code, ok := c.flags("backup --out PATH|-",
+		"Writes a backup of DATABASE_URL (every table but the sessions, consistent as of one instant, while the service runs) to PATH, "+
+			"or to stdout with -: petstore's own compressed format, which `petstore restore` loads into SQLite or MySQL, whichever wrote it. "+
+			"A file is written under a temporary name and renamed when whole. It holds password and API key hashes and webhook "+
+			"signing secrets: keep it where only operators can read it. See docs/operations.md.", args,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&out, "out", "", "the file to write, or - for stdout (required)")
+		})
+	if !ok {
+		return code
+	}
+	if out == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	if out == "-" {
+		sum, err := store.Backup(ctx, c.stdout, buildVersion())
+		if err != nil {
+			return c.fail(err)
+		}
+		fmt.Fprintf(c.stderr, "wrote a backup to stdout: %s\n", describeBackup(sum))
+		return 0
+	}
+	sum, size, err := writeBackupFile(ctx, store, out)
+	if err != nil {
+		return c.fail(err)
+	}
+	fmt.Fprintf(c.stdout, "wrote %s (%d bytes): %s\n", out, size, describeBackup(sum))
+	return 0
+}
+
+// describeBackup says in one line what a backup holds.
+func describeBackup(sum models.BackupSummary) string {
+	h := sum.Header
+	return fmt.Sprintf("%d tables, %d rows, schema version %d, from %s at %s (petstore %s)", len(sum.Tables), sum.Rows(),
+		h.SchemaVersion, h.Engine, h.CreatedAt.Format(time.RFC3339), h.Petstore)
+}
+
+// writeBackupFile writes a backup to path through a temporary file in the
+// same directory, synced before it is renamed to path: a crash or a failed
+// backup never leaves a partial file under a backup's name.
+func writeBackupFile(ctx context.Context, store *models.Store, path string) (models.BackupSummary, int64, error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: %w", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: %w", err)
+	}
+	sum, err := store.Backup(ctx, tmp, buildVersion())
+	if err != nil {
+		return models.BackupSummary{}, 0, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: sync %s: %w", tmp.Name(), err)
+	}
+	info, err := tmp.Stat()
+	if err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: close %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return models.BackupSummary{}, 0, fmt.Errorf("backup: %w", err)
+	}
+	done = true
+	// The rename is durable once the directory is synced.
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return sum, info.Size(), nil
+}
+
+// restore loads a backup into DATABASE_URL, or only verifies it.
+func (c cli) restore(ctx context.Context, args []string) int {
+	var in string
+	var replace, check bool
+	fs, code, ok := c.flags("restore --in PATH [--replace] | restore --check --in PATH",
+		"Loads a backup written by `petstore backup` into DATABASE_URL, on SQLite or MySQL whichever engine wrote it. "+
+			"The database is migrated first; a database that holds data is refused unless --replace. The whole file is "+
+			"verified (format, schema version, row counts, checksum) before anything is written, and the rows are written "+
+			"in one transaction: a damaged file or a failure leaves the database as it was. Everyone is signed out. "+
+			"Stop the service before a restore and start it after. With --check, only verifies the file (no database needed).", args,
+		func(fs *flag.FlagSet) {
+			fs.StringVar(&in, "in", "", "the backup file to read (required)")
+			fs.BoolVar(&replace, "replace", false, "delete what the database holds and replace it with the backup")
+			fs.BoolVar(&check, "check", false, "verify the file without writing anything")
+		})
+	if !ok {
+		return code
+	}
+	if in == "" || fs.NArg() > 0 || (check && replace) {
+		fs.Usage()
+		return 2
+	}
+	open := func() (io.ReadCloser, error) {
+		f, err := os.Open(in)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the backup: %w", err)
+		}
+		return f, nil
+	}
+	if check {
+		f, err := open()
+		if err != nil {
+			return c.fail(err)
+		}
+		defer f.Close()
+		sum, err := models.CheckBackup(f)
+		if err != nil {
+			return c.fail(backupError(in, err))
+		}
+		fmt.Fprintf(c.stdout, "%s is a whole backup: %s\n", in, describeBackup(sum))
+		return 0
+	}
+	// A file that cannot be opened is refused before the database is.
+	f, err := open()
+	if err != nil {
+		return c.fail(err)
+	}
+	f.Close()
+	store, err := c.open(ctx)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	start := time.Now()
+	sum, err := store.Restore(ctx, open, models.RestoreOptions{Replace: replace})
+	if err != nil {
+		return c.fail(backupError(in, err))
+	}
+	fmt.Fprintf(c.stdout, "restored %s in %.1f s: %s\n", in, time.Since(start).Seconds(), describeBackup(sum))
+	return 0
+}
+
+// backupError names the file in an error about its contents.
+func backupError(path string, err error) error {
+	if errors.Is(err, models.ErrBadBackup) {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return err
+}
