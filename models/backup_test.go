@@ -470,5 +470,3 @@ func TestBackupDuringWriters(t *testing.T) {
 		t.Logf("%d pets acknowledged before the backup, %d in it, %d in all", len(before), len(pets), len(acked))
 	})
 }
-
-
