@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"time"
 
+	"petstore/config"
 	"petstore/models"
 )
 
@@ -172,4 +176,133 @@ func backupError(path string, err error) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return err
+}
+
+// backupSchedule takes serve's scheduled backups: one per interval into
+// dir, keeping the newest keep files. Every instance runs one; of those on
+// one database, the one whose claim of an interval is recorded first
+// takes that interval's backup (models.ClaimBackup).
+type backupSchedule struct {
+	store    *models.Store
+	dir      string
+	interval time.Duration
+	keep     int
+	// instance names this process in the claims: host and pid.
+	instance string
+	log      *slog.Logger
+	now      func() time.Time
+	// done is the last slot this instance claimed or saw claimed.
+	done time.Time
+	// lastSuccess is the newest successful backup of any instance, in Unix
+	// nanoseconds, as last read; 0 when none is known.
+	lastSuccess atomic.Int64
+}
+
+func newBackupSchedule(store *models.Store, b config.Backups, log *slog.Logger) *backupSchedule {
+	host, _ := os.Hostname()
+	return &backupSchedule{store: store, dir: b.Dir, interval: b.Interval, keep: b.Keep, log: log, now: time.Now,
+		instance: fmt.Sprintf("%s/%d", host, os.Getpid())}
+}
+
+// prepare creates the directory and checks that it can be written, so that
+// a wrong BACKUP_DIR stops the start instead of failing at the first
+// backup.
+func (b *backupSchedule) prepare() error {
+	if err := os.MkdirAll(b.dir, 0o700); err != nil {
+		return &config.Error{Var: "BACKUP_DIR", Msg: err.Error()}
+	}
+	f, err := os.CreateTemp(b.dir, ".petstore-check-*")
+	if err != nil {
+		return &config.Error{Var: "BACKUP_DIR", Msg: fmt.Sprintf("%s cannot be written: %v", b.dir, err)}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// run takes the backups until ctx ends: at each interval's start, and
+// soon after a start when the current interval has none yet. It wakes at
+// least once a minute to refresh what the metrics show.
+func (b *backupSchedule) run(ctx context.Context) {
+	for {
+		b.tick(ctx)
+		now := b.now()
+		wait := min(b.slot(now).Add(b.interval).Sub(now), time.Minute)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// slot is the start of the interval t falls in: the same on every
+// instance, whenever each started.
+func (b *backupSchedule) slot(t time.Time) time.Time {
+	return t.UTC().Truncate(b.interval)
+}
+
+// tick takes the current interval's backup if no instance has claimed it,
+// and reports whether this instance took it.
+func (b *backupSchedule) tick(ctx context.Context) bool {
+	defer b.refresh(ctx)
+	slot := b.slot(b.now())
+	if !slot.After(b.done) {
+		return false
+	}
+	claimed, err := b.store.ClaimBackup(ctx, slot, b.instance)
+	if err != nil {
+		b.log.Error("scheduled backup: cannot claim the interval's backup", "slot", slot, "err", err)
+		return false
+	}
+	b.done = slot
+	if !claimed {
+		return false
+	}
+	file := filepath.Join(b.dir, "petstore-"+slot.Format("20060102T150405Z")+".backup")
+	start := time.Now()
+	sum, size, err := writeBackupFile(ctx, b.store, file)
+	if ferr := b.store.FinishBackup(context.WithoutCancel(ctx), slot, sum, file, size, err); ferr != nil {
+		b.log.Error("scheduled backup: cannot record its outcome", "file", file, "err", ferr)
+	}
+	if err != nil {
+		b.log.Error("scheduled backup failed", "file", file, "err", err)
+		return true
+	}
+	b.log.Info("scheduled backup written", "file", file, "bytes", size, "rows", sum.Rows(), "seconds", time.Since(start).Seconds())
+	b.prune()
+	return true
+}
+
+// refresh reads the newest successful backup for the metrics.
+func (b *backupSchedule) refresh(ctx context.Context) {
+	st, err := b.store.BackupStatus(ctx)
+	if err != nil || st.LastSuccess == nil || st.LastSuccess.FinishedAt == nil {
+		return
+	}
+	b.lastSuccess.Store(st.LastSuccess.FinishedAt.UnixNano())
+}
+
+// LastSuccess is the end of the newest successful scheduled backup of any
+// instance, or the zero time.
+func (b *backupSchedule) LastSuccess() time.Time {
+	if n := b.lastSuccess.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
+// prune deletes the scheduled backups in dir beyond the newest keep. Their
+// names sort by time; other files are left alone.
+func (b *backupSchedule) prune() {
+	files, err := filepath.Glob(filepath.Join(b.dir, "petstore-*.backup"))
+	if err != nil || len(files) <= b.keep {
+		return
+	}
+	slices.Sort(files)
+	for _, f := range files[:len(files)-b.keep] {
+		if err := os.Remove(f); err != nil {
+			b.log.Error("scheduled backup: cannot delete an old backup", "file", f, "err", err)
+		}
+	}
 }

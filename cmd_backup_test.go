@@ -2,11 +2,17 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"petstore/config"
 	"petstore/internal/testkit"
 	"petstore/models"
 	"petstore/models/modelstest"
@@ -102,5 +108,84 @@ func TestBackupCommands(t *testing.T) {
 		}
 		r = runCLI(t, target, "", "restore", "--in", file, "--replace")
 		testkit.WantCode(t, r, 0)
+	})
+}
+
+// Two instances on one database, each with its own directory, tick
+// through ten intervals: each interval's backup is taken once, by one of
+// them; each keeps its newest BACKUP_KEEP files; the files are whole
+// backups; the status names the newest. A backup that cannot be written
+// is recorded as failed.
+func TestBackupSchedule(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		a, b := modelstest.OpenPair(t, driver)
+		clock := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
+		now := func() time.Time { return clock }
+		log := slog.New(slog.DiscardHandler)
+		cfg := config.Backups{Interval: time.Hour, Keep: 3}
+		var scheds []*backupSchedule
+		for i, s := range []*models.Store{a, b} {
+			cfg.Dir = filepath.Join(t.TempDir(), "backups")
+			sc := newBackupSchedule(s, cfg, log)
+			sc.instance, sc.now = fmt.Sprintf("instance %d", i), now
+			if err := sc.prepare(); err != nil {
+				t.Fatal(err)
+			}
+			scheds = append(scheds, sc)
+		}
+		ctx := context.Background()
+		for round := range 10 {
+			var took int
+			for _, sc := range scheds {
+				if sc.tick(ctx) {
+					took++
+				}
+				if sc.tick(ctx) {
+					t.Fatalf("round %d: a second tick in one interval took a backup", round)
+				}
+			}
+			if took != 1 {
+				t.Fatalf("round %d: %d instances took the interval's backup, want 1", round, took)
+			}
+			clock = clock.Add(time.Hour)
+		}
+		var files []string
+		for _, sc := range scheds {
+			got, _ := filepath.Glob(filepath.Join(sc.dir, "*"))
+			if len(got) > 3 {
+				t.Errorf("%s keeps %d files, want at most 3: %v", sc.dir, len(got), got)
+			}
+			files = append(files, got...)
+		}
+		newest := filepath.Base(slices.MaxFunc(files, func(x, y string) int { return strings.Compare(filepath.Base(x), filepath.Base(y)) }))
+		if newest != "petstore-20260301T190000Z.backup" {
+			t.Errorf("newest backup %s, want the last interval's", newest)
+		}
+		for _, f := range files {
+			r := runCLI(t, nil, "", "restore", "--check", "--in", f)
+			testkit.WantCode(t, r, 0)
+		}
+		st, err := a.BackupStatus(ctx)
+		if err != nil || st.LastSuccess == nil || !st.LastSuccess.Slot.Equal(time.Date(2026, 3, 1, 19, 0, 0, 0, time.UTC)) ||
+			st.LastSuccess.Size == 0 || st.LastSuccess.SchemaVersion == 0 {
+			t.Fatalf("status: %+v, %v", st.LastSuccess, err)
+		}
+		if scheds[0].LastSuccess().IsZero() {
+			t.Error("the metrics' last success is not known")
+		}
+		// Both directories gone, replaced by files: the next backup fails,
+		// whichever instance takes it.
+		for _, sc := range scheds {
+			os.RemoveAll(sc.dir)
+			os.WriteFile(sc.dir, nil, 0o600)
+		}
+		for _, sc := range scheds {
+			sc.tick(ctx)
+		}
+		st, err = a.BackupStatus(ctx)
+		if err != nil || st.Latest == nil || st.Latest.Error == "" || st.Latest.Succeeded() || !st.LastSuccess.Slot.Equal(time.Date(2026, 3, 1, 19, 0, 0, 0, time.UTC)) {
+			t.Fatalf("status after a failed backup: %+v, %+v, %v", st.Latest, st.LastSuccess, err)
+		}
 	})
 }

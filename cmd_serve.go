@@ -58,6 +58,14 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	metrics := server.NewMetrics(store.Pools())
+	if cfg.Backups.Dir != "" {
+		backups := newBackupSchedule(store, cfg.Backups, log)
+		if err := backups.prepare(); err != nil {
+			return c.fail(err)
+		}
+		metrics.WatchBackups(backups.LastSuccess)
+		go backups.run(ctx)
+	}
 	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
 		return c.fail(err)

@@ -60,6 +60,7 @@ var BackupExcluded = map[string]string{
 	"goose_lock":       "the migrations' lock (MySQL)",
 	"sessions":         "sign-in sessions: a restore signs everyone out",
 	"login_limits":     "sign-in attempt limits: they expire within the hour",
+	"backups":          "the schedule's record of the backups taken, which a restore starts afresh",
 }
 
 // backupFilters keep a table's rows that a restored service still needs:
