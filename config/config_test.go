@@ -107,7 +107,9 @@ func TestLoad(t *testing.T) {
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
 		{"scheduled backups", map[string]string{"BACKUP_DIR": " /var/backups/petstore ", "BACKUP_INTERVAL": "6h", "BACKUP_KEEP": "28"},
-			func(c *config.Config) { c.Backups = config.Backups{Dir: "/var/backups/petstore", Interval: 6 * time.Hour, Keep: 28} }},
+			func(c *config.Config) {
+				c.Backups = config.Backups{Dir: "/var/backups/petstore", Interval: 6 * time.Hour, Keep: 28}
+			}},
 		{"a store in Paris", map[string]string{"PETSTORE_TIMEZONE": "Europe/Paris"}, func(c *config.Config) { c.TimeZone = mustZone(t, "Europe/Paris") }},
 		{"webhooks on an intranet", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_TIMEOUT": "3s", "WEBHOOK_RETRY_BASE": "1s",
 			"WEBHOOK_MAX_ATTEMPTS": "3", "WEBHOOK_DISABLE_AFTER": "1h"}, func(c *config.Config) {

@@ -115,4 +115,3 @@ func (s *Store) BackupStatus(ctx context.Context) (BackupStatus, error) {
 	}
 	return st, nil
 }
-
