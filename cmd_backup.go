@@ -250,7 +250,7 @@ func (b *backupSchedule) tick(ctx context.Context) bool {
 	if !slot.After(b.done) {
 		return false
 	}
-	claimed, err := b.store.ClaimBackup(ctx, slot, b.instance)
+	claimed, err := b.store.ClaimBackup(ctx, slot, b.interval, b.instance)
 	if err != nil {
 		b.log.Error("scheduled backup: cannot claim the interval's backup", "slot", slot, "err", err)
 		return false

@@ -12,7 +12,9 @@ import (
 // which instance, and how it ended.
 type BackupRun struct {
 	// Slot is the start of the interval the backup was taken for.
-	Slot       time.Time
+	Slot time.Time
+	// Interval is the schedule's interval when it was taken.
+	Interval   time.Duration
 	Instance   string
 	StartedAt  time.Time
 	FinishedAt *time.Time
@@ -32,6 +34,7 @@ func (r BackupRun) Succeeded() bool { return r.FinishedAt != nil && r.Error == "
 type backupRow struct {
 	Slot            int64 `gorm:"primaryKey;autoIncrement:false"`
 	Instance        string
+	IntervalSeconds int64
 	StartedAt       time.Time
 	FinishedAt      *time.Time
 	File            string
@@ -44,19 +47,19 @@ type backupRow struct {
 func (backupRow) TableName() string { return "backups" }
 
 func (r backupRow) run() BackupRun {
-	return BackupRun{Slot: time.Unix(r.Slot, 0).UTC(), Instance: r.Instance, StartedAt: r.StartedAt.UTC(), FinishedAt: r.FinishedAt,
+	return BackupRun{Slot: time.Unix(r.Slot, 0).UTC(), Interval: time.Duration(r.IntervalSeconds) * time.Second, Instance: r.Instance, StartedAt: r.StartedAt.UTC(), FinishedAt: r.FinishedAt,
 		File: r.File, Size: r.Size, SchemaVersion: r.SchemaVersion, PetstoreVersion: r.PetstoreVersion, Error: r.Error}
 }
 
 // ClaimBackup records that instance takes the backup of the interval that
-// starts at slot, and reports whether it got it: of several instances
+// starts at slot and lasts interval, and reports whether it got it: of several instances
 // that claim one slot, the first insert wins and the others are told no.
-func (s *Store) ClaimBackup(ctx context.Context, slot time.Time, instance string) (bool, error) {
-	insert := "INSERT INTO backups (slot, instance, started_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"
+func (s *Store) ClaimBackup(ctx context.Context, slot time.Time, interval time.Duration, instance string) (bool, error) {
+	insert := "INSERT INTO backups (slot, interval_seconds, instance, started_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	if s.driver == DriverMySQL {
-		insert = "INSERT IGNORE INTO backups (slot, instance, started_at) VALUES (?, ?, ?)"
+		insert = "INSERT IGNORE INTO backups (slot, interval_seconds, instance, started_at) VALUES (?, ?, ?, ?)"
 	}
-	res := s.db.WithContext(ctx).Exec(insert, slot.Unix(), instance, s.now())
+	res := s.db.WithContext(ctx).Exec(insert, slot.Unix(), int64(interval/time.Second), instance, s.now())
 	if res.Error != nil {
 		return false, s.dbErr("claim a backup", res.Error)
 	}
@@ -87,6 +90,11 @@ func (s *Store) FinishBackup(ctx context.Context, slot time.Time, sum BackupSumm
 type BackupStatus struct {
 	LastSuccess *BackupRun
 	Latest      *BackupRun
+}
+
+// SchemaVersion is the database's schema version.
+func (s *Store) SchemaVersion(ctx context.Context) (int64, error) {
+	return s.schemaVersion(ctx)
 }
 
 // BackupStatus reads the newest successful and the newest attempted

@@ -166,6 +166,8 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"GET", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusOK)},
 		{"POST", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusSeeOther)},
 
+		{"GET", "/admin/operations", "/admin/operations", nil, admins(http.StatusOK)},
+
 		{"POST", "/admin/logout", "/admin/logout", nil, everyone(http.StatusSeeOther)},
 	}
 }

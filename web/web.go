@@ -134,6 +134,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerUsers(staff)
 	ui.registerAudit(staff)
 	ui.registerSessions(staff)
+	ui.registerOperations(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its

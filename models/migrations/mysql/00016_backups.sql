@@ -1,5 +1,5 @@
 -- Scheduled backups: one row per interval (its start, in Unix seconds),
--- inserted by the instance that takes that interval's backup, so that of
+-- and its length, inserted by the instance that takes that interval's backup, so that of
 -- several instances on one database only one takes it (the primary key
 -- refuses the others' inserts); then its outcome, for the console's
 -- operations page.
@@ -8,6 +8,7 @@
 CREATE TABLE backups (
     slot             BIGINT        NOT NULL PRIMARY KEY,
     instance         VARCHAR(255)  NOT NULL,
+    interval_seconds BIGINT        NOT NULL,
     started_at       DATETIME(6)   NOT NULL,
     finished_at      DATETIME(6)   NULL,
     file             VARCHAR(1024) NOT NULL DEFAULT '',

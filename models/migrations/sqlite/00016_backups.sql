@@ -1,5 +1,5 @@
 -- Scheduled backups: one row per interval (its start, in Unix seconds),
--- inserted by the instance that takes that interval's backup, so that of
+-- and its length, inserted by the instance that takes that interval's backup, so that of
 -- several instances on one database only one takes it; then its outcome,
 -- for the console's operations page.
 
@@ -7,6 +7,7 @@
 CREATE TABLE backups (
     slot             INTEGER  NOT NULL PRIMARY KEY,
     instance         TEXT     NOT NULL,
+    interval_seconds INTEGER  NOT NULL,
     started_at       DATETIME NOT NULL,
     finished_at      DATETIME NULL,
     file             TEXT     NOT NULL DEFAULT '',
