@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +189,42 @@ func TestBackupSchedule(t *testing.T) {
 			t.Fatalf("status after a failed backup: %+v, %+v, %v", st.Latest, st.LastSuccess, err)
 		}
 	})
+}
+
+// serve with BACKUP_DIR takes a backup at its start (the interval has
+// none yet), logs it, and its metrics carry the time it succeeded; a
+// BACKUP_DIR that cannot be a directory stops the start in one line.
+func TestServeScheduledBackups(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "backups")
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "petstore.db")
+	srv := serveInProcess(t, map[string]string{"DATABASE_URL": dbURL, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": "127.0.0.1:0",
+		"BACKUP_DIR": dir, "BACKUP_INTERVAL": "1h"})
+	m := srv.WaitLog(t, regexp.MustCompile(`msg="metrics listening" addr=(\S+)`), 5*time.Second)
+	srv.WaitLog(t, regexp.MustCompile(`msg="scheduled backup written" file=(\S+)`), time.Minute)
+	files, _ := filepath.Glob(filepath.Join(dir, "petstore-*.backup"))
+	if len(files) != 1 {
+		t.Fatalf("backups in %s: %v", dir, files)
+	}
+	r := runCLI(t, nil, "", "restore", "--check", "--in", files[0])
+	testkit.WantCode(t, r, 0)
+	metrics := testkit.NewAPIClient("http://"+m[1], "")
+	// The schedule reads the outcome back just after logging it: poll.
+	var v float64
+	var ok bool
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && v == 0; time.Sleep(20 * time.Millisecond) {
+		v, ok = testkit.Sample(string(metrics.Get("/metrics").Body), "petstore_backup_last_success_timestamp_seconds")
+	}
+	if !ok || v < float64(time.Now().Add(-time.Hour).Unix()) {
+		t.Errorf("petstore_backup_last_success_timestamp_seconds = %v (%v)", v, ok)
+	}
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o600)
+	r = runCLI(t, map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "p.db"), "LISTEN_ADDR": "127.0.0.1:0",
+		"BACKUP_DIR": notDir}, "", "serve")
+	testkit.WantCode(t, r, 1)
+	if line := testkit.LastLine(r.Stderr); !strings.HasPrefix(line, "petstore: BACKUP_DIR: ") {
+		t.Errorf("serve with a file as BACKUP_DIR said %q", line)
+	}
 }
