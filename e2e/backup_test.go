@@ -20,16 +20,30 @@ import (
 // before, through the real binary: the bootstrap key lists pets, the admin
 // signs in with the password, the webhook keeps its secret, the feed
 // resumes from a cursor taken before, and new pets get ids above the old.
-func TestBackupMovesSQLiteToMySQL(t *testing.T) {
+// The way back, MySQL to SQLite, is checked the same way with fewer pets.
+func TestBackupMovesEngines(t *testing.T) {
 	t.Parallel()
 	pets := 100000
 	if n, err := strconv.Atoi(os.Getenv("PETSTORE_MOVE_PETS")); err == nil && n > 0 {
 		pets = n
 	}
-	mysqlURL := modelstest.URL(t, models.DriverMySQL)
-	sqliteURL := modelstest.URL(t, models.DriverSQLite)
-	vars := testkit.ServeVars(sqliteURL)
-	a := testkit.ServeBinary(t, "on sqlite", vars)
+	t.Run("sqlite to mysql", func(t *testing.T) {
+		t.Parallel()
+		moveEngines(t, models.DriverSQLite, models.DriverMySQL, pets)
+	})
+	t.Run("mysql to sqlite", func(t *testing.T) {
+		t.Parallel()
+		moveEngines(t, models.DriverMySQL, models.DriverSQLite, 2000)
+	})
+}
+
+// moveEngines runs a service on from with pets pets, backs it up, restores
+// it into a fresh database on to and checks the service there.
+func moveEngines(t *testing.T, from, to string, pets int) {
+	sourceURL := modelstest.URL(t, from)
+	targetURL := modelstest.URL(t, to)
+	vars := testkit.ServeVars(sourceURL)
+	a := testkit.ServeBinary(t, "on "+from, vars)
 	boot := testkit.BootstrapOf(t, a.Stdout.String())
 	partner := testkit.NewAPIClient(a.Base, boot.Key)
 	for _, name := range []string{"Rex", "Mochi 🐾", "Ünë"} {
@@ -40,29 +54,29 @@ func TestBackupMovesSQLiteToMySQL(t *testing.T) {
 	if err != nil || len(events) != 2 {
 		t.Fatalf("the feed's first page: %d events, %v", len(events), err)
 	}
-	hook := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sqliteURL}, "webhook", "create", "--url", "https://hooks.example.com/p")
+	hook := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sourceURL}, "webhook", "create", "--url", "https://hooks.example.com/p")
 	testkit.WantCode(t, hook, 0)
 	secret := testkit.WantOneLine(t, "webhook create stdout", hook.Stdout)
-	seed := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sqliteURL}, "seed", "--pets", strconv.Itoa(pets))
+	seed := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sourceURL}, "seed", "--pets", strconv.Itoa(pets))
 	testkit.WantCode(t, seed, 0)
 	a.Stop(t)
 
 	file := filepath.Join(t.TempDir(), "petstore.backup")
 	start := time.Now()
-	r := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sqliteURL}, "backup", "--out", file)
+	r := testkit.RunBinary(t, map[string]string{"DATABASE_URL": sourceURL}, "backup", "--out", file)
 	testkit.WantCode(t, r, 0)
-	testkit.FigureDuration(t, "backup_sqlite_"+strconv.Itoa(pets)+"_pets", time.Since(start))
+	testkit.FigureDuration(t, "backup_"+from+"_"+strconv.Itoa(pets)+"_pets", time.Since(start))
 	if line := testkit.WantOneLine(t, "backup stdout", r.Stdout); !strings.HasPrefix(line, "wrote "+file) {
 		t.Errorf("backup printed %q", line)
 	}
 	r = testkit.RunBinary(t, nil, "restore", "--check", "--in", file)
 	testkit.WantCode(t, r, 0)
 	start = time.Now()
-	r = testkit.RunBinary(t, map[string]string{"DATABASE_URL": mysqlURL}, "restore", "--in", file)
+	r = testkit.RunBinary(t, map[string]string{"DATABASE_URL": targetURL}, "restore", "--in", file)
 	testkit.WantCode(t, r, 0)
-	testkit.FigureDuration(t, "restore_mysql_"+strconv.Itoa(pets)+"_pets", time.Since(start))
+	testkit.FigureDuration(t, "restore_"+to+"_"+strconv.Itoa(pets)+"_pets", time.Since(start))
 
-	b := testkit.ServeBinary(t, "on mysql", testkit.ServeVars(mysqlURL))
+	b := testkit.ServeBinary(t, "on "+to, testkit.ServeVars(targetURL))
 	if strings.Contains(b.Stdout.String(), "First start") {
 		t.Errorf("the restored service bootstrapped again:\n%s", b.Stdout.String())
 	}
@@ -73,7 +87,7 @@ func TestBackupMovesSQLiteToMySQL(t *testing.T) {
 	if r := testkit.SignedIn(t, b.Base, boot.Username, boot.Password).Get("/admin/pets"); r.Status != http.StatusOK {
 		t.Fatalf("the admin's console after the move: %s", r)
 	}
-	store := testkit.OpenStore(t, mysqlURL)
+	store := testkit.OpenStore(t, targetURL)
 	if n := modelstest.CountRows(t, store, modelstest.Pets); n != pets+3 {
 		t.Errorf("%d pets after the move, want %d", n, pets+3)
 	}
