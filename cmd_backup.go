@@ -114,7 +114,8 @@ func (c cli) restore(ctx context.Context, args []string) int {
 	var replace, check bool
 	fs, code, ok := c.flags("restore --in PATH [--replace] | restore --check --in PATH",
 		"Loads a backup written by `petstore backup` into DATABASE_URL, on SQLite or MySQL whichever engine wrote it. "+
-			"The database is migrated first; a database that holds data is refused unless --replace. The whole file is "+
+			"The database is migrated first (a new database to the backup's schema version, then on, when the backup is older); "+
+			"a database that holds data is refused unless --replace. The whole file is "+
 			"verified (format, schema version, row counts, checksum) before anything is written, and the rows are written "+
 			"in one transaction: a damaged file or a failure leaves the database as it was. Everyone is signed out. "+
 			"Stop the service before a restore and start it after. With --check, only verifies the file (no database needed).", args,
@@ -156,17 +157,24 @@ func (c cli) restore(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	f.Close()
-	store, err := c.open(ctx)
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return c.fail(err)
+	}
+	store, err := openUnmigrated(ctx, cfg, c.quietLogger())
 	if err != nil {
 		return c.fail(err)
 	}
 	defer store.Close()
 	start := time.Now()
-	sum, err := store.Restore(ctx, open, models.RestoreOptions{Replace: replace})
+	sum, migrated, err := store.MigrateAndRestore(ctx, open, models.RestoreOptions{Replace: replace})
 	if err != nil {
 		return c.fail(backupError(in, err))
 	}
 	fmt.Fprintf(c.stdout, "restored %s in %.1f s: %s\n", in, time.Since(start).Seconds(), describeBackup(sum))
+	if len(migrated.Applied) > 0 {
+		fmt.Fprintf(c.stdout, "then migrated it to schema version %d\n", migrated.Version)
+	}
 	return 0
 }
 

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,15 +112,16 @@ func readFrom(open func() (io.ReadCloser, error), v backupVisitor) (BackupSummar
 }
 
 // checkSchemaVersion refuses a backup of another schema version than the
-// database's: its rows would not fit the tables.
+// database's: its rows would not fit the tables (MigrateAndRestore
+// migrates a new database to the backup's version first).
 func checkSchemaVersion(h BackupHeader, version int64) error {
 	switch {
 	case h.SchemaVersion > version:
 		return fmt.Errorf("the backup's schema version is %d, newer than this petstore's %d: restore it with petstore %s or newer",
 			h.SchemaVersion, version, h.Petstore)
 	case h.SchemaVersion < version:
-		return fmt.Errorf("the backup's schema version is %d, older than this petstore's %d: restore it with petstore %s (the version that wrote it), "+
-			"then upgrade", h.SchemaVersion, version, h.Petstore)
+		return fmt.Errorf("the backup's schema version is %d, older than this database's %d: restore it into a new, empty database "+
+			"(which is migrated to the backup's version, then on), or with petstore %s", h.SchemaVersion, version, h.Petstore)
 	}
 	return nil
 }
@@ -281,4 +283,80 @@ func (in *inserter) sql(rows int) string {
 		b.WriteString(in.tuple)
 	}
 	return b.String()
+}
+
+// ReadBackupHeader reads a backup's header alone, without verifying the
+// rest, to learn its schema version before the database is migrated.
+func ReadBackupHeader(r io.Reader) (BackupHeader, error) {
+	br, err := newBackupReader(r)
+	if err != nil {
+		return BackupHeader{}, err
+	}
+	line, err := br.next()
+	if err != nil {
+		return BackupHeader{}, err
+	}
+	var h BackupHeader
+	if json.Unmarshal(line, &h) != nil || h.Format != BackupFormat {
+		return BackupHeader{}, badBackup("the file is not a petstore backup (no petstore-backup header)")
+	}
+	return h, nil
+}
+
+// MigrateAndRestore is Restore for a database that has not been migrated
+// yet, as the restore command opens it. A backup of this petstore's schema
+// version is restored after the database is migrated. A backup of an
+// older one, into a database not past that version (a new one), is
+// restored after migrating the database to the backup's version only; the
+// remaining migrations then bring the restored rows up to date, as they
+// would the database the backup was taken from. migrated says what those
+// did.
+func (s *Store) MigrateAndRestore(ctx context.Context, open func() (io.ReadCloser, error), o RestoreOptions) (sum BackupSummary, migrated MigrationResult, err error) {
+	r, err := open()
+	if err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	h, err := ReadBackupHeader(r)
+	r.Close()
+	if err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	latest, err := LatestSchemaVersion(s.driver)
+	if err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	current, err := s.currentSchemaVersion(ctx)
+	if err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	older := h.SchemaVersion > 0 && h.SchemaVersion < latest && current <= h.SchemaVersion
+	if older {
+		if _, err := s.migrateTo(ctx, h.SchemaVersion); err != nil {
+			return BackupSummary{}, MigrationResult{}, err
+		}
+	} else if _, err := s.Migrate(ctx); err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	if sum, err = s.Restore(ctx, open, o); err != nil {
+		return BackupSummary{}, MigrationResult{}, err
+	}
+	if older {
+		if migrated, err = s.Migrate(ctx); err != nil {
+			return sum, MigrationResult{}, fmt.Errorf("restored at schema version %d, then: %w (run petstore migrate)", h.SchemaVersion, err)
+		}
+	}
+	return sum, migrated, nil
+}
+
+// currentSchemaVersion is the database's schema version, 0 for a database
+// that was never migrated.
+func (s *Store) currentSchemaVersion(ctx context.Context) (int64, error) {
+	tables, err := s.schemaTables(ctx, s.sqlDB)
+	if err != nil {
+		return 0, err
+	}
+	if !slices.Contains(tables, "goose_db_version") {
+		return 0, nil
+	}
+	return s.schemaVersion(ctx)
 }
