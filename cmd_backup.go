@@ -35,7 +35,13 @@ func (c cli) backup(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	store, err := c.open(ctx)
+	cfg, err := config.Load(c.getenv)
+	if err != nil {
+		return c.fail(err)
+	}
+	// Not migrated: a backup holds the database as it is, with its own
+	// schema version, even when this petstore is newer (before an upgrade).
+	store, err := openUnmigrated(ctx, cfg, c.quietLogger())
 	if err != nil {
 		return c.fail(err)
 	}

@@ -228,3 +228,15 @@ func TestServeScheduledBackups(t *testing.T) {
 		t.Errorf("serve with a file as BACKUP_DIR said %q", line)
 	}
 }
+
+// A backup of a database that holds no petstore schema (a wrong
+// DATABASE_URL) is refused in one line, and creates no schema there.
+func TestBackupOfNoSchema(t *testing.T) {
+	t.Parallel()
+	dbURL := "sqlite:" + filepath.Join(t.TempDir(), "empty.db")
+	r := runCLI(t, map[string]string{"DATABASE_URL": dbURL}, "", "backup", "--out", filepath.Join(t.TempDir(), "x.backup"))
+	testkit.WantCode(t, r, 1)
+	if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.Contains(line, "holds no petstore schema") {
+		t.Errorf("backup of an empty database said %q", line)
+	}
+}

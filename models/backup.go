@@ -151,7 +151,10 @@ func (s *Store) Backup(ctx context.Context, w io.Writer, petstoreVersion string)
 	// The snapshot's first read fixes its instant (SQLite's BEGIN is
 	// deferred), so the version is read from within it.
 	var v sql.NullInt64
-	if err := q.QueryRowContext(ctx, "SELECT MAX(version_id) FROM goose_db_version WHERE is_applied = 1").Scan(&v); err != nil {
+	if err := q.QueryRowContext(ctx, "SELECT MAX(version_id) FROM goose_db_version WHERE is_applied = 1").Scan(&v); err != nil || v.Int64 == 0 {
+		if all, lerr := s.schemaTables(ctx, q); lerr == nil && !slices.Contains(all, "goose_db_version") {
+			return BackupSummary{}, errors.New("backup: the database holds no petstore schema (is DATABASE_URL the service's database?)")
+		}
 		return BackupSummary{}, fmt.Errorf("backup: read the schema version: %w", err)
 	}
 	h.SchemaVersion = v.Int64
