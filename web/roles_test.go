@@ -412,7 +412,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 		}{
 			{models.RoleViewer, readers, shown{notes: 5}},
 			{models.RoleEditor, readers, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
-			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions",
+			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions|Operations",
 				shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {
