@@ -234,6 +234,23 @@ func (b *backupSchedule) prepare() error {
 	return nil
 }
 
+// start runs the schedule in the background until ctx ends or the
+// returned function is called; that function returns once the schedule
+// has stopped (a backup under way is abandoned, its temporary file
+// removed), so that the store can be closed after it.
+func (b *backupSchedule) start(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b.run(ctx)
+	}()
+	return func() {
+		cancel()
+		<-stopped
+	}
+}
+
 // run takes the backups until ctx ends: at each interval's start, and
 // soon after a start when the current interval has none yet. It wakes at
 // least once a minute to refresh what the metrics show.

@@ -64,7 +64,8 @@ func (c cli) serve(ctx context.Context, args []string) int {
 			return c.fail(err)
 		}
 		metrics.WatchBackups(backups.LastSuccess)
-		go backups.run(ctx)
+		stopBackups := backups.start(ctx)
+		defer stopBackups()
 	}
 	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
