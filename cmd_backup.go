@@ -293,6 +293,9 @@ func (b *backupSchedule) tick(ctx context.Context) bool {
 	file := filepath.Join(b.dir, "petstore-"+slot.Format("20060102T150405Z")+".backup")
 	start := time.Now()
 	sum, size, err := writeBackupFile(ctx, b.store, file)
+	if err != nil && ctx.Err() != nil {
+		err = errors.New("the instance stopped during the backup")
+	}
 	if ferr := b.store.FinishBackup(context.WithoutCancel(ctx), slot, sum, file, size, err); ferr != nil {
 		b.log.Error("scheduled backup: cannot record its outcome", "file", file, "err", ferr)
 	}
