@@ -10,7 +10,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run build test check generate deps bench loadbench exportbench fuzz clean
+.PHONY: run build test check generate deps bench loadbench exportbench backupbench fuzz clean
 
 # CGO_ENABLED=0: the pure-Go build, as shipped (and no C compile of the
 # SQLite that GORM's dialector links only as a stub without cgo).
@@ -90,6 +90,7 @@ bench: deps
 	PETSTORE_REQUIRE_MARIADB=1 $(GO) test -run '^$$' -bench . -benchtime 500x ./models | tee testdata/bench.txt; \
 		tail -n 1 testdata/bench.txt | grep -q '^ok'
 	$(MAKE) loadbench
+	$(MAKE) backupbench
 
 # loadbench is the HTTP load benchmark (TestLoadBench in e2e/loadbench_test.go)
 # and the API's latency during a console change of 100,000 pets
@@ -110,6 +111,15 @@ loadbench: deps
 # rows, seconds and peak RSS to testdata/exportbench.txt.
 exportbench: deps
 	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_EXPORTBENCH=1 $(GO) test -count=1 -v -timeout 60m -run '^TestExportBench$$' ./e2e
+
+# backupbench backs up and restores BACKUPBENCH_PETS pets through the built
+# binary on SQLite and MariaDB (TestBackupBench in e2e/backup_bench_test.go),
+# with each command's peak RSS and GET /v1/pets p99 idle and during the
+# backup, and writes the figures to testdata/backupbench.txt.
+BACKUPBENCH_PETS ?= 1000000
+backupbench: deps
+	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_BACKUP_BENCH=1 BACKUPBENCH_PETS=$(BACKUPBENCH_PETS) \
+		$(GO) test -count=1 -v -timeout 60m -run '^TestBackupBench$$' ./e2e
 
 clean:
 	rm -f petstore

@@ -76,12 +76,9 @@ func (c cli) quietLogger() *slog.Logger {
 // the one migration run of a command.
 func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*models.Store, models.MigrationResult, error) {
 	db := cfg.Database
-	store, err := models.Open(ctx, models.Options{
-		Driver: string(db.Driver), DSN: db.DSN, ReplicaDSNs: db.ReplicaDSNs, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
-		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log, SecretKeys: cfg.SecretKeys,
-	})
+	store, err := openUnmigrated(ctx, cfg, log)
 	if err != nil {
-		return nil, models.MigrationResult{}, fmt.Errorf("DATABASE_URL: cannot use %s: %w", db.Redacted, err)
+		return nil, models.MigrationResult{}, err
 	}
 	res, err := store.Migrate(ctx)
 	if err != nil {
@@ -92,6 +89,20 @@ func openDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*mo
 		log.Info("database migrated", "database", db.Redacted, "applied", res.Applied, "version", res.Version)
 	}
 	return store, res, nil
+}
+
+// openUnmigrated connects to cfg's database without migrating it, for
+// restore, which migrates it to a backup's own version.
+func openUnmigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*models.Store, error) {
+	db := cfg.Database
+	store, err := models.Open(ctx, models.Options{
+		Driver: string(db.Driver), DSN: db.DSN, ReplicaDSNs: db.ReplicaDSNs, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
+		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log, SecretKeys: cfg.SecretKeys,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: cannot use %s: %w", db.Redacted, err)
+	}
+	return store, nil
 }
 
 // open loads the configuration and opens the store, for the operator

@@ -58,6 +58,15 @@ func (c cli) serve(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	metrics := server.NewMetrics(store.Pools())
+	if cfg.Backups.Dir != "" {
+		backups := newBackupSchedule(store, cfg.Backups, log)
+		if err := backups.prepare(); err != nil {
+			return c.fail(err)
+		}
+		metrics.WatchBackups(backups.LastSuccess)
+		stopBackups := backups.start(ctx)
+		defer stopBackups()
+	}
 	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: store, Logger: log, Now: time.Now, Metrics: metrics})
 	if err != nil {
 		return c.fail(err)

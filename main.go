@@ -2,7 +2,7 @@
 // API under /v1 for partner apps and the admin console under /admin for
 // store staff, over one database. It also carries the operator commands:
 // migrate, user create|list|disable|enable|reset-password|reset-2fa|rekey-2fa, apikey
-// create|list|revoke, seed, healthcheck and version.
+// create|list|revoke, seed, backup, restore, healthcheck and version.
 //
 // This file is the entry point and the command table; each command lives
 // in a cmd_*.go file of its own, their shared plumbing in cli.go, and the
@@ -55,6 +55,8 @@ Usage:
   petstore webhook delete ID              delete an endpoint and its deliveries
   petstore webhook rotate ID              new signing secret (printed); the old one stays valid 24 h
   petstore seed --pets N                  add N example pets (1 to 10000000), to try the console or measure
+  petstore backup --out PATH|-            write a backup of the database (- for stdout)
+  petstore restore --in PATH [--replace]  load a backup into the database (--check: only verify it)
   petstore version                        print the version
   petstore healthcheck [--ready]          probe the local server (for container health checks)
 
@@ -64,7 +66,7 @@ DATABASE_CONN_MAX_LIFETIME, DATABASE_CONNECT_TIMEOUT, DATABASE_REPLICA_URLS,
 TRUSTED_PROXIES, LOG_FORMAT,
 RATE_LIMIT_RPS, RATE_LIMIT_BURST, METRICS_ADDR, EVENTS_RETENTION,
 WEBHOOK_TIMEOUT, WEBHOOK_RETRY_BASE, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_DISABLE_AFTER,
-WEBHOOK_ALLOW_PRIVATE.
+WEBHOOK_ALLOW_PRIVATE, BACKUP_DIR, BACKUP_INTERVAL, BACKUP_KEEP.
 See README.md.
 `
 
@@ -96,6 +98,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			"create": c.webhookCreate, "list": c.webhookList, "delete": c.webhookDelete, "rotate": c.webhookRotate})
 	case "seed":
 		return c.seed(ctx, rest)
+	case "backup":
+		return c.backup(ctx, rest)
+	case "restore":
+		return c.restore(ctx, rest)
 	case "version":
 		return c.printVersion()
 	case "healthcheck":

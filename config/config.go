@@ -79,6 +79,20 @@ type Config struct {
 	// separated), which still open what they sealed. Each is 32 random
 	// bytes, base64. Empty: two-step sign-in with an app cannot be used.
 	SecretKeys [][]byte
+	// Backups configure the scheduled backups of serve.
+	Backups Backups
+}
+
+// Backups are the BACKUP_* settings.
+type Backups struct {
+	// Dir is where serve writes a backup every Interval (BACKUP_DIR); ""
+	// takes no scheduled backups.
+	Dir string
+	// Interval is the time between two scheduled backups (BACKUP_INTERVAL).
+	Interval time.Duration
+	// Keep is how many of the newest scheduled backups are kept in Dir
+	// (BACKUP_KEEP); older ones are deleted.
+	Keep int
 }
 
 // Webhooks are the WEBHOOK_* settings.
@@ -123,6 +137,8 @@ const (
 	DefaultWebhookRetryBase    = 30 * time.Second
 	DefaultWebhookMaxAttempts  = 12
 	DefaultWebhookDisableAfter = 72 * time.Hour
+	DefaultBackupInterval      = 24 * time.Hour
+	DefaultBackupKeep          = 7
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -175,7 +191,27 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.SecretKeys, err = secretKeys(getenv); err != nil {
 		return Config{}, err
 	}
+	if cfg.Backups, err = backups(getenv); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
+}
+
+// backups reads the BACKUP_* settings. The interval and the count are
+// checked even without BACKUP_DIR, so that a typo shows before the
+// directory is set.
+func backups(getenv func(string) string) (b Backups, err error) {
+	b.Dir = value(getenv, "BACKUP_DIR")
+	if b.Interval, err = positiveDuration(getenv, "BACKUP_INTERVAL", DefaultBackupInterval); err != nil {
+		return Backups{}, err
+	}
+	if b.Interval < time.Minute {
+		return Backups{}, &Error{"BACKUP_INTERVAL", fmt.Sprintf("%s is shorter than a minute", b.Interval)}
+	}
+	if b.Keep, err = positiveInt(getenv, "BACKUP_KEEP", DefaultBackupKeep); err != nil {
+		return Backups{}, err
+	}
+	return b, nil
 }
 
 // webhooks reads the WEBHOOK_* settings.

@@ -36,6 +36,7 @@ func defaults() config.Config {
 		EventsRetention: 720 * time.Hour,
 		Webhooks:        config.Webhooks{Timeout: 10 * time.Second, RetryBase: 30 * time.Second, MaxAttempts: 12, DisableAfter: 72 * time.Hour},
 		TimeZone:        time.UTC,
+		Backups:         config.Backups{Interval: 24 * time.Hour, Keep: 7},
 	}
 }
 
@@ -105,6 +106,10 @@ func TestLoad(t *testing.T) {
 		}},
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
+		{"scheduled backups", map[string]string{"BACKUP_DIR": " /var/backups/petstore ", "BACKUP_INTERVAL": "6h", "BACKUP_KEEP": "28"},
+			func(c *config.Config) {
+				c.Backups = config.Backups{Dir: "/var/backups/petstore", Interval: 6 * time.Hour, Keep: 28}
+			}},
 		{"a store in Paris", map[string]string{"PETSTORE_TIMEZONE": "Europe/Paris"}, func(c *config.Config) { c.TimeZone = mustZone(t, "Europe/Paris") }},
 		{"webhooks on an intranet", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "true", "WEBHOOK_TIMEOUT": "3s", "WEBHOOK_RETRY_BASE": "1s",
 			"WEBHOOK_MAX_ATTEMPTS": "3", "WEBHOOK_DISABLE_AFTER": "1h"}, func(c *config.Config) {
@@ -308,6 +313,10 @@ func TestLoadErrors(t *testing.T) {
 		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
 		{"events kept in days", map[string]string{"EVENTS_RETENTION": "30d"}, "EVENTS_RETENTION"},
 		{"events kept for no time", map[string]string{"EVENTS_RETENTION": "0s"}, "EVENTS_RETENTION"},
+		{"backups every second", map[string]string{"BACKUP_INTERVAL": "1s"}, "BACKUP_INTERVAL"},
+		{"backups every day, in days", map[string]string{"BACKUP_INTERVAL": "1d"}, "BACKUP_INTERVAL"},
+		{"no backups kept", map[string]string{"BACKUP_KEEP": "0"}, "BACKUP_KEEP"},
+		{"backups kept: many", map[string]string{"BACKUP_KEEP": "many"}, "BACKUP_KEEP"},
 		{"a zone that does not exist", map[string]string{"PETSTORE_TIMEZONE": "Europe/Atlantis"}, "PETSTORE_TIMEZONE"},
 		{"the machine's zone, whatever it is", map[string]string{"PETSTORE_TIMEZONE": "Local"}, "PETSTORE_TIMEZONE"},
 		{"webhook private maybe", map[string]string{"WEBHOOK_ALLOW_PRIVATE": "yes please"}, "WEBHOOK_ALLOW_PRIVATE"},

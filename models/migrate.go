@@ -28,7 +28,13 @@ type MigrationResult struct {
 // Migrate brings the schema up to date with the versioned migrations in
 // migrations/<driver>/, recording each in the goose_db_version table. On
 // MySQL a lock table serialises instances that start at once.
-func (s *Store) Migrate(ctx context.Context) (_ MigrationResult, err error) {
+func (s *Store) Migrate(ctx context.Context) (MigrationResult, error) {
+	return s.migrateTo(ctx, 0)
+}
+
+// migrateTo applies the migrations up to version, or all of them when
+// version is 0 (Migrate); the name index is built only by the latter.
+func (s *Store) migrateTo(ctx context.Context, version int64) (_ MigrationResult, err error) {
 	sub, err := fs.Sub(migrations, "migrations/"+s.driver)
 	if err != nil {
 		return MigrationResult{}, err
@@ -54,12 +60,19 @@ func (s *Store) Migrate(ctx context.Context) (_ MigrationResult, err error) {
 	if err != nil {
 		return MigrationResult{}, fmt.Errorf("load migrations: %w", err)
 	}
-	results, err := p.Up(ctx)
+	var results []*goose.MigrationResult
+	if version > 0 {
+		results, err = p.UpTo(ctx, version)
+	} else {
+		results, err = p.Up(ctx)
+	}
 	if err != nil {
 		return MigrationResult{}, fmt.Errorf("migrate: %w", err)
 	}
-	if err := s.buildNameIndex(ctx); err != nil {
-		return MigrationResult{}, fmt.Errorf("migrate: build the name search index: %w", err)
+	if version == 0 {
+		if err := s.buildNameIndex(ctx); err != nil {
+			return MigrationResult{}, fmt.Errorf("migrate: build the name search index: %w", err)
+		}
 	}
 	var res MigrationResult
 	for _, r := range results {

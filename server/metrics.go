@@ -106,6 +106,22 @@ func (m *Metrics) WatchWebhooks(stats func() webhooks.Stats) {
 	)
 }
 
+// WatchBackups exports when the newest scheduled backup of any instance
+// succeeded, as lastSuccess reads it (the zero time: none yet).
+func (m *Metrics) WatchBackups(lastSuccess func() time.Time) {
+	if m == nil {
+		return
+	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "petstore_backup_last_success_timestamp_seconds",
+		Help: "Unix time at which the newest successful scheduled backup (of any instance) was written; 0 when none was."},
+		func() float64 {
+			if t := lastSuccess(); !t.IsZero() {
+				return float64(t.UnixNano()) / 1e9
+			}
+			return 0
+		}))
+}
+
 // Handler serves the metrics in the Prometheus text format, with no
 // authentication of its own: mount it on a private listen address
 // (METRICS_ADDR) only. It is never served on the API's address: partners

@@ -90,6 +90,9 @@ var routeRoles = map[string]models.Role{
 	"GET " + Prefix + "/webhooks/:id/delete":                       admin,
 	"POST " + Prefix + "/webhooks/:id/delete":                      admin,
 	"POST " + Prefix + "/webhooks/:id/deliveries/:delivery/resend": admin,
+
+	// Operations: where backups are written and whether they work.
+	"GET " + Prefix + "/operations": admin,
 }
 
 // RouteRoles returns a copy of the least role of each signed-in console
@@ -163,6 +166,7 @@ var navItems = []templates.NavItem{
 	{Href: Prefix + "/audit", Label: "Audit", Section: "audit"},
 	{Href: Prefix + "/sessions", Label: "Sessions", Section: "sessions"},
 	{Href: Prefix + "/account", Label: "Account", Section: "account"},
+	{Href: Prefix + "/operations", Label: "Operations", Section: "operations"},
 }
 
 // nav returns the navigation entries the signed-in member may open; none

@@ -182,6 +182,8 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"GET", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusOK)},
 		{"POST", "/admin/webhooks/:id/delete", w + "/delete", nil, admins(http.StatusSeeOther)},
 
+		{"GET", "/admin/operations", "/admin/operations", nil, admins(http.StatusOK)},
+
 		{"POST", "/admin/logout", "/admin/logout", nil, everyone(http.StatusSeeOther)},
 	}
 }
@@ -427,7 +429,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 		}{
 			{models.RoleViewer, readers, shown{notes: 5}},
 			{models.RoleEditor, readers, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
-			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions|Account",
+			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions|Account|Operations",
 				shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {

@@ -146,6 +146,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerSessions(staff)
 	ui.registerAccount(staff)
 	ui.registerPasskeys(admin, staff)
+	ui.registerOperations(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
