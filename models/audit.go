@@ -103,6 +103,9 @@ const (
 	ActionUserCreated      = "user.created"
 	ActionPasswordChanged  = "user.password_changed"
 	ActionLogin            = "user.login"
+	// ActionPasswordAccepted is the first step of a member with a second:
+	// the password was right, the sign-in waits for the second step.
+	ActionPasswordAccepted = "user.password_accepted"
 	ActionLoginFailed      = "user.login_failed"
 	ActionUserDisabled     = "user.disabled"
 	ActionUserEnabled      = "user.enabled"
@@ -120,7 +123,7 @@ const (
 
 // AuditActions lists every action, for filters.
 var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionKeyCreated, ActionKeyRevoked,
-	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionLoginFailed,
+	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,
 	ActionWebhookSecretRotated, ActionWebhookTestSent, ActionWebhookDeliveryResent,

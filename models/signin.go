@@ -138,7 +138,8 @@ func errSignInBusy() error {
 }
 
 // Login checks a sign-in attempt from clientIP within the limits, and
-// audits it. It answers at once, without checking, when the hashing
+// audits it: as a sign-in, or, for a member with a second step, as a
+// password accepted (the second step's success is the sign-in). It answers at once, without checking, when the hashing
 // capacity is in use (CodeUnavailable) or a limit refuses (CodeRateLimited);
 // both errors carry RetryAfter.
 func (s *Store) Login(ctx context.Context, username, password, clientIP string) (User, error) {
@@ -160,7 +161,15 @@ func (s *Store) Login(ctx context.Context, username, password, clientIP string) 
 			}
 			detail += " with a one-time password"
 		}
-		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser,
+		action := ActionLogin
+		second, err := hasSecondFactor(tx, u.ID)
+		if err != nil {
+			return err
+		}
+		if second {
+			action = ActionPasswordAccepted
+		}
+		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: action, TargetType: TargetUser,
 			TargetID: u.ID, Detail: detail}).Error
 	})
 	if err == ErrOneTimePasswordSpent {

@@ -337,8 +337,18 @@ func (s *Store) VerifySecondStep(ctx context.Context, id int64, code, clientIP s
 	if err != nil {
 		return User{}, "", err
 	}
-	if how == "authenticator app" && row.KeyID != s.secrets.current && s.secrets.current != "" {
-		s.resealTOTP(ctx, row, secret)
+	if how == "authenticator app" {
+		now := s.now()
+		err := s.transaction(ctx, func(tx *gorm.DB) error {
+			return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: ActionLogin, TargetType: TargetUser, TargetID: u.ID,
+				Detail: "from " + clientIP + " with an authenticator app"}).Error
+		})
+		if err != nil {
+			return User{}, "", s.dbErr("audit sign-in", err)
+		}
+		if row.KeyID != s.secrets.current && s.secrets.current != "" {
+			s.resealTOTP(ctx, row, secret)
+		}
 	}
 	return u, how, nil
 }

@@ -113,6 +113,14 @@ func TestTOTPCodeOnce(t *testing.T) {
 		ctx := context.Background()
 		secret, _ := e.enrol(t)
 		e.advance(time.Minute)
+		// The password alone is audited as accepted, not as a sign-in.
+		logins := countAudit(t, s, models.ActionLogin)
+		if _, err := s.Login(ctx, "ana", "correct horse battery staple", "192.0.2.1"); err != nil {
+			t.Fatal(err)
+		}
+		if n, m := countAudit(t, s, models.ActionLogin), countAudit(t, s, models.ActionPasswordAccepted); n != logins || m != 1 {
+			t.Fatalf("after the password: %d sign-ins audited (%d before), %d passwords accepted; want no sign-in and 1", n, logins, m)
+		}
 		verify := func(code string) error {
 			_, _, err := s.VerifySecondStep(ctx, e.u.ID, code, "192.0.2.1")
 			return err
@@ -140,6 +148,9 @@ func TestTOTPCodeOnce(t *testing.T) {
 		}
 		if n := countAudit(t, s, models.ActionSecondStepFailed); n != 3 {
 			t.Fatalf("%d failed codes audited, want 3", n)
+		}
+		if n := countAudit(t, s, models.ActionLogin); n != logins+3 {
+			t.Fatalf("%d sign-ins audited after 3 right codes, want %d", n, logins+3)
 		}
 	})
 }

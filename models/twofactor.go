@@ -204,13 +204,17 @@ func (s *Store) NeedsSecondFactorSetup(ctx context.Context, u User) (bool, error
 
 // HasSecondFactor reports whether the member id signs in with a second step.
 func (s *Store) HasSecondFactor(ctx context.Context, id int64) (bool, error) {
+	on, err := hasSecondFactor(s.db.WithContext(ctx), id)
+	return on, s.dbErr("read second steps", err)
+}
+
+func hasSecondFactor(db *gorm.DB, id int64) (bool, error) {
 	var n, keys int64
-	db := s.db.WithContext(ctx)
 	if err := db.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&n).Error; err != nil {
-		return false, s.dbErr("read totp", err)
+		return false, err
 	}
 	if err := db.Model(&Passkey{}).Where("user_id = ?", id).Count(&keys).Error; err != nil {
-		return false, s.dbErr("count passkeys", err)
+		return false, err
 	}
 	return n+keys > 0, nil
 }

@@ -20,6 +20,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
 	models.ActionPetsBulkStatus:        "Status set for every match",
+	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
 	models.ActionTwoFactorReset:        "Two-step sign-in reset",
@@ -283,7 +284,7 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 		s.say(" enabled the account of ")
 		s.member(ev, n, fields["username"])
 		s.say(" again")
-	case models.ActionTwoFactorEnabled, models.ActionTwoFactorDisabled, models.ActionRecoveryCodesRenewed,
+	case models.ActionTwoFactorEnabled, models.ActionTwoFactorDisabled, models.ActionRecoveryCodesRenewed, models.ActionPasswordAccepted,
 		models.ActionRecoveryCodeUsed, models.ActionSecondStepFailed, models.ActionPasskeyAdded, models.ActionPasskeyRemoved:
 		s.member(ev, n, fields["username"])
 		s.say(map[string]string{
@@ -291,6 +292,7 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 			models.ActionTwoFactorDisabled:    " turned off two-step sign-in",
 			models.ActionRecoveryCodesRenewed: " made new recovery codes",
 			models.ActionRecoveryCodeUsed:     " signed in with a recovery code",
+			models.ActionPasswordAccepted:     " typed the right password; the second step comes next",
 			models.ActionSecondStepFailed:     " failed the second step of signing in",
 			models.ActionPasskeyAdded:         " added a passkey",
 			models.ActionPasskeyRemoved:       " removed a passkey",
