@@ -62,9 +62,12 @@ var Codings = [...]Coding{
 	}},
 }
 
-// compressible are the extensions of text formats; images other than SVG,
-// fonts and archives are compressed already.
-var compressible = map[string]bool{".css": true, ".js": true, ".svg": true, ".html": true, ".json": true}
+// compressible are the extensions of text formats (.txt for the licences
+// shipped with vendored files, which are served too); images other than
+// SVG, fonts and archives are compressed already. A served file of a KiB
+// or more without forms would be compressed per request by the server's
+// compressing wrapper.
+var compressible = map[string]bool{".css": true, ".js": true, ".svg": true, ".html": true, ".json": true, ".txt": true}
 
 // Wanted reports whether a file of that name and size gets compressed forms.
 func Wanted(name string, size int64) bool {
