@@ -1,7 +1,7 @@
 # The two commands a newcomer needs: `make run` and `make test`.
 # `make test` installs what the tests need (Debian's mariadb-server and
 # chromium, as root) when missing, checks that generated code (templ, the Go
-# client of api/openapi.json) is up to date, gofmt, go vet, staticcheck,
+# client of api/openapi.json, the static files' compressed forms) is up to date, gofmt, go vet, staticcheck,
 # module tidiness and the OpenAPI document (vacuum's recommended rules, no
 # errors), then runs every test: storage, API and console against SQLite and
 # a private MariaDB server, and the browser journeys in headless Chromium.
@@ -37,11 +37,14 @@ fuzz:
 		echo "fuzz $$t ($(FUZZTIME))"; $(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./models || exit 1; done
 
 # generate rewrites the generated code (committed, never edited by hand): the
-# templ components' Go code, and the partner Go client from api/openapi.json
-# (oapi-codegen, pinned in api/client/generate.go).
+# templ components' Go code, the partner Go client from api/openapi.json
+# (oapi-codegen, pinned in api/client/generate.go), and the static files'
+# zstd and gzip forms under static/compressed (embedded; none is made at run
+# time).
 generate:
 	$(GO) tool templ generate -path templates
 	$(GO) generate ./api/client
+	$(GO) generate ./static
 
 check:
 	@before="$$(cat templates/*_templ.go | sha256sum)"; \
@@ -53,6 +56,12 @@ check:
 		echo "$$out"; echo "go generate ./api/client failed"; exit 1; fi; \
 	if [ "$$before" != "$$(cat api/client/*.gen.go | sha256sum)" ]; then \
 		echo "api/client/client.gen.go was stale: regenerated; commit it"; exit 1; fi
+	@sum() { (cd static && find compressed -type f | LC_ALL=C sort | xargs -r sha256sum) | sha256sum; }; \
+	before="$$(sum)"; \
+	if ! out="$$($(GO) generate ./static 2>&1)"; then \
+		echo "$$out"; echo "go generate ./static failed"; exit 1; fi; \
+	if [ "$$before" != "$$(sum)" ]; then \
+		echo "static/compressed was stale: regenerated; review and commit it (git add -A static/compressed)"; exit 1; fi
 	@unformatted="$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...

@@ -1,11 +1,11 @@
 // Package static holds the console's CSS, JavaScript, icon and vendored
 // files, embedded in the binary and served under content-hashed names so
-// that browsers may cache them forever, compressed once (zstd and gzip)
-// for the clients that accept it.
+// that browsers may cache them forever, and their zstd and gzip forms,
+// compressed at build time (`go generate ./static`) and embedded beside
+// them, for the clients that accept it.
 package static
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -19,12 +19,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/zstd"
+	"petstore/static/internal/precompress"
 )
 
 //go:embed css img js vendor
 var files embed.FS
+
+// precompressed holds the compressed forms of the files, made by
+// internal/precompress at build time, under precompress.Dir.
+//
+//go:embed compressed
+var precompressed embed.FS
 
 // Prefix is the URL path the files are served under.
 const Prefix = "/static/"
@@ -43,52 +48,20 @@ type asset struct {
 	once sync.Once
 	hash string // hashLen hex digits, set by once
 
-	// encoded holds the file compressed, by coding (zstd, gzip), each
-	// made on the first request that accepts it: once per process, never
-	// per request, and never in a process that is not asked for it.
-	encoded [len(codings)]encodedBody
+	// encoded is the size of the file's precompressed form by coding
+	// (indexes of precompress.Codings), 0 where it has none. Known at
+	// start from the embedded tree's index, without reading a form.
+	encoded [len(precompress.Codings)]int64
 }
 
-// encodedBody is a file in one content coding.
-type encodedBody struct {
-	once sync.Once
-	body []byte // nil when the coding does not make the file smaller
-}
+// etagTag is added to a coding's ETag: each coding is a representation of
+// its own.
+func etagTag(c precompress.Coding) string { return "-" + c.Name }
 
-// A coding the handler serves. A client that accepts both gets the
-// smaller body of the two (every current browser accepts both).
-type coding struct {
-	name string // as in Accept-Encoding and Content-Encoding
-	tag  string // added to the ETag: each coding is a representation of its own
-	enc  func(src []byte) []byte
+// formPath is where a's form in coding c sits in precompressed.
+func (a *asset) formPath(c precompress.Coding) string {
+	return precompress.Dir + "/" + a.name + c.Ext
 }
-
-var codings = [...]coding{
-	{"zstd", "-zstd", func(src []byte) []byte {
-		// SpeedBetterCompression: 2.5 % larger than the best for Swagger
-		// UI's bundle, made in a fifth of its time, once.
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
-		if err != nil {
-			panic("static: " + err.Error()) // only for invalid options
-		}
-		defer e.Close()
-		return e.EncodeAll(src, nil)
-	}},
-	{"gzip", "-gzip", func(src []byte) []byte {
-		var b bytes.Buffer
-		w, err := gzip.NewWriterLevel(&b, gzip.BestCompression)
-		if err != nil {
-			panic("static: " + err.Error())
-		}
-		_, _ = w.Write(src) // writes to memory do not fail
-		_ = w.Close()
-		return b.Bytes()
-	}},
-}
-
-// minEncoded is the smallest file served compressed: below a KiB, a packet
-// either way.
-const minEncoded = 1024
 
 // byName holds every servable file by its path in the embedded tree.
 var byName = map[string]*asset{}
@@ -98,7 +71,13 @@ func init() {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".md") {
 			return err
 		}
-		byName[p] = &asset{name: p}
+		a := &asset{name: p}
+		for i, c := range precompress.Codings {
+			if st, err := fs.Stat(precompressed, a.formPath(c)); err == nil {
+				a.encoded[i] = st.Size()
+			}
+		}
+		byName[p] = a
 		return nil
 	})
 	if err != nil {
@@ -121,25 +100,6 @@ func (a *asset) contentHash() string {
 		a.hash = hex.EncodeToString(h.Sum(nil))[:hashLen]
 	})
 	return a.hash
-}
-
-// encodedBody returns a's body in codings[i], compressing it once, or nil
-// when that is no smaller.
-func (a *asset) encodedBody(i int) []byte {
-	e := &a.encoded[i]
-	e.once.Do(func() {
-		src, err := files.ReadFile(a.name) // the embedded data itself, not a copy
-		if err != nil || len(src) < minEncoded {
-			return
-		}
-		// Any gain is kept: a file served plain to a client that accepts
-		// the coding would be compressed per request by the server's
-		// compressing writer instead.
-		if b := codings[i].enc(src); len(b) < len(src) {
-			e.body = b
-		}
-	})
-	return e.body
 }
 
 // accepts reports whether an Accept-Encoding value accepts coding name:
@@ -232,33 +192,37 @@ func Handler() http.Handler {
 		defer f.Close()
 		h.Set("Content-Type", ct)
 		h.Set("X-Content-Type-Options", "nosniff")
-		if st, err := f.Stat(); err == nil && st.Size() >= minEncoded {
+		if a.encoded != [len(precompress.Codings)]int64{} {
 			h.Set("Vary", "Accept-Encoding")
-			// Of the codings the client accepts, the smaller body: zstd
-			// for Swagger UI's bundle, gzip at its best level for most
-			// smaller files.
+			// Of the forms the client accepts, the smaller: zstd for
+			// Swagger UI's files, gzip for most smaller files. A file
+			// without forms (under a KiB, or a format compressed
+			// already) goes out as it is: nothing is compressed here.
 			ae := r.Header.Get("Accept-Encoding")
 			best := -1
-			var body []byte
-			for i, c := range codings {
-				if !accepts(ae, c.name) {
-					continue
-				}
-				if b := a.encodedBody(i); b != nil && (body == nil || len(b) < len(body)) {
-					best, body = i, b
+			for i, c := range precompress.Codings {
+				if a.encoded[i] > 0 && accepts(ae, c.Name) && (best < 0 || a.encoded[i] < a.encoded[best]) {
+					best = i
 				}
 			}
 			if best >= 0 {
-				c := codings[best]
-				h.Set("Content-Encoding", c.name)
-				h.Set("ETag", `"`+a.contentHash()+c.tag+`"`)
+				c := precompress.Codings[best]
+				body, err := precompressed.Open(a.formPath(c))
+				if err != nil {
+					http.NotFound(w, r) // listed by init: cannot happen
+					return
+				}
+				defer body.Close()
+				h.Set("Content-Encoding", c.Name)
+				h.Set("ETag", `"`+a.contentHash()+etagTag(c)+`"`)
 				// ServeContent states no length for an encoded body;
 				// without one a browser cannot show a download's
 				// progress. A range request gets its own from it.
 				if r.Header.Get("Range") == "" {
-					h.Set("Content-Length", strconv.Itoa(len(body)))
+					h.Set("Content-Length", strconv.FormatInt(a.encoded[best], 10))
 				}
-				http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
+				// Served from the binary's own data, never copied.
+				http.ServeContent(w, r, "", time.Time{}, body.(io.ReadSeeker))
 				return
 			}
 		}
