@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"petstore/models"
 )
 
 // staffNames returns the usernames in the staff table, top to bottom.
@@ -626,4 +628,41 @@ func wantConfirmation(t *testing.T, p page, action, heading string) {
 		!form.Find(`button[type="submit"]`).HasClass("danger") || form.Find(`a[role="button"]`).Text() != "Cancel" {
 		t.Errorf("confirmation of %s:\n%s", action, p.Body)
 	}
+}
+
+// A member whose password was reset and whose role requires a second step
+// they lack chooses the password first, then is led to the second step.
+func TestForcedPasswordThenSecondStep(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		id, _ := e.newMember(t)
+		if err := e.store.RequireTwoFactor(ctx, models.RoleEditor, true, "test"); err != nil {
+			t.Fatal(err)
+		}
+		_, otp, err := e.store.ResetPassword(ctx, id, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := e.browser()
+		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
+		if p := bob.get("/admin/pets"); p.Header.Get("Location") != "/admin/account#password" {
+			t.Errorf("first led to %q, want the password", p.Header.Get("Location"))
+		}
+		const chosen = "my own new passphrase"
+		tok := csrf(t, bob.get("/admin/account"))
+		p := bob.post("/admin/password", url.Values{"csrf_token": {tok}, "current": {otp}, "new": {chosen}, "confirm": {chosen}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if _, err := e.store.CheckPassword(ctx, "bob", chosen); err != nil {
+			t.Fatalf("the new password was not set: %v", err)
+		}
+		acct := bob.get("/admin/account")
+		wantStatus(t, acct, http.StatusOK)
+		if acct.Doc.Find(`[data-testid="must-set-up"]`).Length() != 1 {
+			t.Errorf("not asked to set up a second step:\n%s", acct.Body)
+		}
+		if p := bob.get("/admin/pets"); p.Header.Get("Location") != "/admin/account" {
+			t.Errorf("then led to %q, want the account page", p.Header.Get("Location"))
+		}
+	})
 }
