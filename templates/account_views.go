@@ -10,6 +10,13 @@ type SecondStepView struct {
 // AccountView is the member's own account page.
 type AccountView struct {
 	Username string
+	// Password is the password form's refusals; MinPasswordLength its rule,
+	// told before it is broken.
+	Password          PasswordForm
+	MinPasswordLength int
+	// MustChangePassword: another member reset the password, and the page
+	// holds only the form to choose a new one until it is done.
+	MustChangePassword bool
 	// TOTP is on once an authenticator app was confirmed; Pending while one
 	// waits for its first code.
 	TOTP, Pending bool
@@ -22,6 +29,14 @@ type AccountView struct {
 	Error string
 	// Passkeys are the member's passkeys.
 	Passkeys []PasskeyRow
+}
+
+// PasswordForm is the change-password form's errors; what was typed in
+// password fields is never sent back.
+type PasswordForm struct {
+	CurrentError string
+	NewError     string
+	ConfirmError string
 }
 
 // PasskeyRow is one of the member's passkeys.

@@ -1,11 +1,9 @@
 package templates
 
-// StaffView is the staff page: the accounts, the add form and the form to
-// change one's own password.
+// StaffView is the staff page: the accounts and the add form.
 type StaffView struct {
-	Members  []StaffRow
-	Add      StaffAddForm
-	Password PasswordForm
+	Members []StaffRow
+	Add     StaffAddForm
 	// MinPasswordLength is the password rule, told before it is broken.
 	MinPasswordLength int
 	// ReadOnly hides the add form: the member's role may not manage staff.
@@ -44,13 +42,6 @@ type StaffAddForm struct {
 	RoleError string
 }
 
-// PasswordForm is the change-password form's errors; what was typed in
-// password fields is never sent back.
-type PasswordForm struct {
-	CurrentError string
-	NewError     string
-}
-
 // MemberView is one staff member's page: the account's state, its API
 // keys, and the forms that act on it.
 type MemberView struct {
@@ -78,12 +69,4 @@ type MemberView struct {
 	OneTimePassword string
 	// Error is why the action just asked for was refused, "" otherwise.
 	Error string
-}
-
-// ForcedPasswordView is the page a member whose password was reset sees
-// until they choose a new one.
-type ForcedPasswordView struct {
-	Password PasswordForm
-	// MinPasswordLength is the password rule, told before it is broken.
-	MinPasswordLength int
 }

@@ -20,6 +20,8 @@ import (
 // group.
 func (ui *Web) registerAccount(r gin.IRouter) {
 	r.GET("/account", ui.showAccount)
+	r.GET("/password", ui.showPasswordForm)
+	r.POST("/password", ui.changePassword)
 	r.POST("/account/totp", ui.beginTOTP)
 	r.GET("/account/totp", ui.showTOTPSetup)
 	r.POST("/account/totp/confirm", ui.confirmTOTP)
@@ -34,18 +36,35 @@ func (ui *Web) registerAccount(r gin.IRouter) {
 // routes) a member whose role requires a second step they lack may use.
 const accountPath = Prefix + "/account"
 
+// passwordPath is where the account page's password form posts.
+const passwordPath = Prefix + "/password"
+
+// forcedPasswordPaths are the routes a member whose password was reset may
+// use: the account page (which then holds only the password form), the
+// form's target, and sign-out.
+var forcedPasswordPaths = map[string]bool{accountPath: true, passwordPath: true, logoutPath: true}
+
 // setupPaths are the routes a member who must set up a second step may use.
+// The password is among them, so that a member whose password was reset
+// and whose role requires a second step can do the one, then the other.
 var setupPaths = map[string]bool{
-	accountPath: true, accountPath + "/totp": true, accountPath + "/totp/confirm": true, logoutPath: true,
+	accountPath: true, accountPath + "/totp": true, accountPath + "/totp/confirm": true, logoutPath: true, passwordPath: true,
 	accountPath + "/passkeys/options": true, accountPath + "/passkeys": true,
 }
 
-// showAccount shows where the member stands with two-step sign-in.
+// showAccount shows the password form and where the member stands with
+// two-step sign-in and passkeys.
 func (ui *Web) showAccount(c *gin.Context) {
 	ui.renderAccount(c, http.StatusOK, "")
 }
 
 func (ui *Web) renderAccount(c *gin.Context, status int, refusal string) {
+	ui.renderAccountWith(c, status, refusal, templates.PasswordForm{})
+}
+
+// renderAccountWith shows the account page with a refusal in the two-step
+// section and the password form's errors.
+func (ui *Web) renderAccountWith(c *gin.Context, status int, refusal string, password templates.PasswordForm) {
 	u := currentUser(c)
 	st, err := ui.store.TwoFactorState(c.Request.Context(), u.ID)
 	if err != nil {
@@ -53,12 +72,59 @@ func (ui *Web) renderAccount(c *gin.Context, status int, refusal string) {
 		return
 	}
 	v := templates.AccountView{Username: u.Username, TOTP: st.TOTP, Pending: st.Pending, RecoveryCodesLeft: st.RecoveryCodesLeft,
-		Required: st.Required, MustSetUp: st.Required && !st.On(), Error: refusal}
+		Required: st.Required, MustSetUp: st.Required && !st.On(), Error: refusal,
+		Password: password, MinPasswordLength: models.MinPasswordLength, MustChangePassword: u.MustChangePassword}
 	for _, k := range st.Passkeys {
 		row := templates.PasskeyRow{ID: k.ID, Name: k.Name, Created: ui.when(k.CreatedAt), LastUsed: ui.whenOr(k.LastUsedAt, "never")}
 		v.Passkeys = append(v.Passkeys, row)
 	}
 	ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), v))
+}
+
+// showPasswordForm leads to the password form, which lives on the account
+// page; the address stays for bookmarks and for the form's own target.
+func (ui *Web) showPasswordForm(c *gin.Context) {
+	c.Redirect(http.StatusSeeOther, accountPath+"#password")
+}
+
+// passwordMismatch is the refusal when the new password and its
+// confirmation differ.
+const passwordMismatch = "The two new passwords are not the same."
+
+// changePassword changes the signed-in member's password. A confirmation
+// that differs is refused here, before the store is asked: nothing was
+// checked, so nothing counts against the sign-in limits. The store ends
+// every other session of the account (version and rows); this one is kept
+// and moved to the new version. After a reset the console opens again.
+func (ui *Web) changePassword(c *gin.Context) {
+	forced := currentUser(c).MustChangePassword
+	if c.PostForm("new") != c.PostForm("confirm") {
+		ui.renderAccountWith(c, http.StatusUnprocessableEntity, "", templates.PasswordForm{ConfirmError: passwordMismatch})
+		return
+	}
+	u, err := ui.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP(),
+		ui.sessionHandle(c))
+	if invalid, ok := invalidFields(err); ok {
+		ui.renderAccountWith(c, http.StatusUnprocessableEntity, "",
+			templates.PasswordForm{CurrentError: invalid.Field(models.FieldCurrentPassword), NewError: invalid.Field(models.FieldNewPassword)})
+		return
+	}
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	s := session(c)
+	s.Set(keyVersion, u.SessionVersion)
+	if err := s.Save(); err != nil {
+		ui.fail(c, err)
+		return
+	}
+	if forced {
+		flash(c, "success", "Your new password is set. Welcome back.")
+	} else {
+		flash(c, "success", "Your password was changed. Other sessions of your account have been signed out.")
+	}
+	c.Redirect(http.StatusSeeOther, accountPath)
 }
 
 // beginTOTP makes a new secret for an authenticator app, pending until

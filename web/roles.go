@@ -38,7 +38,6 @@ var routeRoles = map[string]models.Role{
 	"GET " + Prefix + "/api-keys":             viewer,
 	"GET " + Prefix + "/users":                viewer,
 	"GET " + Prefix + "/users/:id":            viewer,
-	"POST " + Prefix + "/users/password":      viewer,
 	"GET " + Prefix + "/password":             viewer,
 	"POST " + Prefix + "/password":            viewer,
 	"GET " + Prefix + "/sessions":             viewer,

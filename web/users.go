@@ -17,27 +17,21 @@ import (
 func (ui *Web) registerUsers(r gin.IRouter) {
 	r.GET("/users", ui.listUsers)
 	r.POST("/users", ui.createUser)
-	r.POST("/users/password", ui.changePassword)
 	r.GET("/users/:id", ui.showMember)
 	r.POST("/users/:id/role", ui.setMemberRole)
 	r.POST("/users/:id/disable", ui.disableMember)
 	r.POST("/users/:id/enable", ui.enableMember)
 	r.POST("/users/:id/end-sessions", ui.endMemberSessions)
 	r.POST("/users/:id/reset-password", ui.resetMemberPassword)
-	r.GET("/password", ui.showForcedPassword)
-	r.POST("/password", ui.changePassword)
 }
 
-// Paths a member whose password was reset may still use.
-const (
-	forcedPasswordPath = Prefix + "/password"
-	logoutPath         = Prefix + "/logout"
-)
+// logoutPath is open to every signed-in member, whatever they must do first.
+const logoutPath = Prefix + "/logout"
 
 // checkAccount runs after requireStaff. A disabled account's sessions have
 // ended already (disabling bumps the session version, which requireStaff
 // checks); this refuses one all the same. A member whose password was
-// reset can use nothing but the form that sets a new one, and sign-out.
+// reset can use nothing but the account page's password form, and sign-out.
 func (ui *Web) checkAccount(c *gin.Context) {
 	u := currentUser(c)
 	if u.Disabled() {
@@ -47,24 +41,14 @@ func (ui *Web) checkAccount(c *gin.Context) {
 		ui.toLogin(c)
 		return
 	}
-	if u.MustChangePassword && c.FullPath() != forcedPasswordPath && c.FullPath() != logoutPath {
-		redirectAway(c, forcedPasswordPath, http.StatusForbidden)
+	if u.MustChangePassword && !forcedPasswordPaths[c.FullPath()] {
+		redirectAway(c, accountPath+"#password", http.StatusForbidden)
 		return
 	}
 	if !ui.checkSecondFactorSetup(c, u) {
 		return
 	}
 	c.Next()
-}
-
-// showForcedPassword shows the form to choose a new password (after a reset).
-func (ui *Web) showForcedPassword(c *gin.Context) {
-	if !currentUser(c).MustChangePassword {
-		c.Redirect(http.StatusSeeOther, Prefix+"/users")
-		return
-	}
-	v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength}
-	ui.render(c, http.StatusOK, templates.ForcedPasswordPage(ui.page(c, "Choose a new password", ""), v))
 }
 
 // listUsers shows the staff accounts and the two forms.
@@ -111,54 +95,6 @@ func (ui *Web) createUser(c *gin.Context) {
 	}
 	flash(c, "success", msg)
 	c.Redirect(http.StatusSeeOther, Prefix+"/users")
-}
-
-// changePassword changes the signed-in member's password. The store ends
-// every other session of the account (version and rows); this one is kept
-// and moved to the new version.
-// After a reset (the form at /admin/password) the console opens again.
-func (ui *Web) changePassword(c *gin.Context) {
-	forced := currentUser(c).MustChangePassword
-	u, err := ui.store.ChangePassword(c.Request.Context(), currentUser(c).ID, c.PostForm("current"), c.PostForm("new"), c.ClientIP(),
-		ui.sessionHandle(c))
-	if invalid, ok := invalidFields(err); ok && forced {
-		v := templates.ForcedPasswordView{MinPasswordLength: models.MinPasswordLength, Password: passwordForm(invalid)}
-		ui.render(c, http.StatusUnprocessableEntity, templates.ForcedPasswordPage(ui.page(c, "Choose a new password", ""), v))
-		return
-	}
-	if invalid, ok := invalidFields(err); ok {
-		v, verr := ui.staffView(c)
-		if verr != nil {
-			ui.fail(c, verr)
-			return
-		}
-		v.Password = passwordForm(invalid)
-		ui.render(c, http.StatusUnprocessableEntity, templates.StaffPage(ui.page(c, "Staff", "users"), v))
-		return
-	}
-	if err != nil {
-		ui.fail(c, err)
-		return
-	}
-	s := session(c)
-	s.Set(keyVersion, u.SessionVersion)
-	if err := s.Save(); err != nil {
-		ui.fail(c, err)
-		return
-	}
-	if forced {
-		flash(c, "success", "Your new password is set. Welcome back.")
-		c.Redirect(http.StatusSeeOther, Prefix+"/pets")
-		return
-	}
-	flash(c, "success", "Your password was changed. Other sessions of your account have been signed out.")
-	c.Redirect(http.StatusSeeOther, Prefix+"/users")
-}
-
-// passwordForm shows a refused password change beside the form's fields
-// "current" and "new".
-func passwordForm(invalid *models.Error) templates.PasswordForm {
-	return templates.PasswordForm{CurrentError: invalid.Field(models.FieldCurrentPassword), NewError: invalid.Field(models.FieldNewPassword)}
 }
 
 // staffView lists the accounts, marking the signed-in one.

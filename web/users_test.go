@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"petstore/models"
 )
 
 // staffNames returns the usernames in the staff table, top to bottom.
@@ -52,7 +54,8 @@ func TestStaffPageNeedsSignIn(t *testing.T) {
 		}
 		tok := csrf(t, b.get("/admin/login"))
 		wantStatus(t, b.post("/admin/users", url.Values{"csrf_token": {tok}, "username": {"mallory"}, "password": {"long enough password"}}), http.StatusSeeOther)
-		wantStatus(t, b.post("/admin/users/password", url.Values{"csrf_token": {tok}, "current": {staffPassword}, "new": {"long enough password"}}), http.StatusSeeOther)
+		wantStatus(t, b.post("/admin/password", url.Values{"csrf_token": {tok}, "current": {staffPassword}, "new": {"long enough password"},
+			"confirm": {"long enough password"}}), http.StatusSeeOther)
 		if users, _ := e.store.ListUsers(context.Background()); len(users) != 1 {
 			t.Errorf("%d accounts after refused adds", len(users))
 		}
@@ -88,7 +91,6 @@ func TestStaffPage(t *testing.T) {
 			fields         map[string]string // label -> name
 		}{
 			{"/admin/users", "Add staff member", map[string]string{"Username": "username", "Password": "password", "Role": "role"}},
-			{"/admin/users/password", "Change password", map[string]string{"Current password": "current", "New password": "new"}},
 		}
 		for _, f := range forms {
 			form := p.Doc.Find(`form[method="post"][action="` + f.action + `"]`)
@@ -106,7 +108,7 @@ func TestStaffPage(t *testing.T) {
 		// Headings go h1, then h2s.
 		var levels []string
 		p.Doc.Find("main h1, main h2, main h3").Each(func(_ int, s *goquery.Selection) { levels = append(levels, goquery.NodeName(s)) })
-		if strings.Join(levels, " ") != "h1 h2 h2 h2 h2" {
+		if strings.Join(levels, " ") != "h1 h2 h2 h2" {
 			t.Errorf("headings %v", levels)
 		}
 	})
@@ -207,17 +209,48 @@ func TestChangePassword(t *testing.T) {
 			return err == nil
 		}
 
+		// The form is the account page's first section, and posts to
+		// /admin/password; the old address leads to it.
+		account := b.get("/admin/account")
+		wantStatus(t, account, http.StatusOK)
+		if id := account.Doc.Find("main section").First().AttrOr("id", ""); id != "password" {
+			t.Errorf("first section of the account page %q, want the password", id)
+		}
+		form := account.Doc.Find(`#password form[method="post"][action="/admin/password"]`)
+		if form.Length() != 1 || form.Find(`input[name="csrf_token"]`).Length() != 1 ||
+			strings.TrimSpace(form.Find(`button[type="submit"]`).Text()) != "Change password" {
+			t.Fatalf("no password form with a token and the button \"Change password\":\n%s", account.Body)
+		}
+		for label, name := range map[string]string{"Current password": "current", "New password": "new", "New password again": "confirm"} {
+			field := labelled(t, account, label)
+			if field.AttrOr("name", "") != name || field.AttrOr("type", "") != "password" || field.Closest("form").AttrOr("action", "") != "/admin/password" {
+				t.Errorf("%q is %q (%s) in the form to %q", label, field.AttrOr("name", ""), field.AttrOr("type", ""), field.Closest("form").AttrOr("action", ""))
+			}
+		}
+		if p := b.get("/admin/password"); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/admin/account#password" {
+			t.Errorf("GET /admin/password: %d to %q", p.Status, p.Header.Get("Location"))
+		}
+		// The Staff page no longer holds it.
+		if n := b.get("/admin/users").Doc.Find(`input[name="current"]`).Length(); n != 0 {
+			t.Errorf("%d current-password fields on the Staff page", n)
+		}
+
 		tests := []struct {
-			name, current, next, label, msg string
+			name, current, next, confirm, label, msg string
 		}{
-			{"wrong current password", "not my password", newPassword, "Current password", "The current password is not right."},
-			{"short new password", staffPassword, "short", "New password", "Password must be at least 12 characters."},
+			{"wrong current password", "not my password", newPassword, newPassword, "Current password", "The current password is not right."},
+			{"short new password", staffPassword, "short", "short", "New password", "Password must be at least 12 characters."},
+			{"confirmation differs", staffPassword, newPassword, newPassword + "!", "New password again", "The two new passwords are not the same."},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				p := b.post("/admin/users/password", url.Values{"csrf_token": {tok}, "current": {tt.current}, "new": {tt.next}})
+				p := b.post("/admin/password", url.Values{"csrf_token": {tok}, "current": {tt.current}, "new": {tt.next}, "confirm": {tt.confirm}})
 				wantStatus(t, p, http.StatusUnprocessableEntity)
 				wantFieldError(t, p, tt.label, tt.msg)
+				// The refusal is shown on the account page, whole.
+				if text(p, "h1") != "Your account" || p.Doc.Find(`[data-testid="two-step"]`).Length() != 1 {
+					t.Errorf("refusal not on the account page:\n%s", p.Body)
+				}
 				if passwordsSentBack(p) {
 					t.Error("a typed password is sent back")
 				}
@@ -229,23 +262,25 @@ func TestChangePassword(t *testing.T) {
 		}
 
 		// A forged request changes nothing.
-		wantStatus(t, b.post("/admin/users/password", url.Values{"csrf_token": {"forged"}, "current": {staffPassword}, "new": {newPassword}}), http.StatusForbidden)
+		wantStatus(t, b.post("/admin/password", url.Values{"csrf_token": {"forged"}, "current": {staffPassword}, "new": {newPassword},
+			"confirm": {newPassword}}), http.StatusForbidden)
 		if !check(staffPassword) {
 			t.Fatal("a refused request changed the password")
 		}
 
-		p := b.post("/admin/users/password", url.Values{"csrf_token": {tok}, "current": {staffPassword}, "new": {newPassword}})
+		p := b.post("/admin/password", url.Values{"csrf_token": {tok}, "current": {staffPassword}, "new": {newPassword}, "confirm": {newPassword}})
 		wantStatus(t, p, http.StatusSeeOther)
-		if loc := p.Header.Get("Location"); loc != "/admin/users" {
+		if loc := p.Header.Get("Location"); loc != "/admin/account" {
 			t.Errorf("Location %q", loc)
 		}
 		if !check(newPassword) || check(staffPassword) {
 			t.Fatal("the password did not change")
 		}
-		// This browser stays signed in; the other one is signed out.
-		list := b.get("/admin/users")
-		wantStatus(t, list, http.StatusOK)
-		if got := text(list, `[data-testid="flash"]`); got != "Your password was changed. Other sessions of your account have been signed out." {
+		// This browser stays signed in and is back on its account page; the
+		// other one is signed out.
+		back := b.get("/admin/account")
+		wantStatus(t, back, http.StatusOK)
+		if got := text(back, `[data-testid="flash"]`); got != "Your password was changed. Other sessions of your account have been signed out." {
 			t.Errorf("flash %q", got)
 		}
 		wantStatus(t, b.get("/admin/api-keys"), http.StatusOK)
@@ -447,21 +482,32 @@ func TestResetMemberPassword(t *testing.T) {
 		wantSignedOut(t, bob)
 		wantStatus(t, e.browser().signInAs("bob", otherPassword), http.StatusUnauthorized)
 
-		// The one-time password signs in, to the change-password page only.
+		// The one-time password signs in, to the account page's password
+		// form only.
 		bob = e.browser()
 		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
-		for _, path := range []string{"/admin/pets", "/admin/users", "/admin/api-keys", "/admin", member} {
+		for _, path := range []string{"/admin/pets", "/admin/users", "/admin/api-keys", "/admin", member, "/admin/sessions", "/admin/account/totp"} {
 			p := bob.get(path)
 			wantStatus(t, p, http.StatusSeeOther)
-			if loc := p.Header.Get("Location"); loc != "/admin/password" {
-				t.Errorf("GET %s went to %q, want /admin/password", path, loc)
+			if loc := p.Header.Get("Location"); loc != "/admin/account#password" {
+				t.Errorf("GET %s went to %q, want /admin/account#password", path, loc)
 			}
 		}
-		if p := bob.get("/admin/pets", "HX-Request", "true"); p.Header.Get("HX-Redirect") != "/admin/password" {
+		if p := bob.get("/admin/pets", "HX-Request", "true"); p.Header.Get("HX-Redirect") != "/admin/account#password" {
 			t.Errorf("htmx request: status %d, HX-Redirect %q", p.Status, p.Header.Get("HX-Redirect"))
 		}
-		forced := bob.get("/admin/password")
+		forced := bob.get("/admin/account")
 		wantStatus(t, forced, http.StatusOK)
+		if text(forced, `[data-testid="must-change-password"]`) == "" || text(forced, "#password-heading") != "Choose a new password" {
+			t.Errorf("the account page does not ask for a new password:\n%s", forced.Body)
+		}
+		// Only the password: the rest is closed until it is done.
+		if n := forced.Doc.Find(`[data-testid="two-step"], [data-testid="passkeys"]`).Length(); n != 0 {
+			t.Errorf("%d other sections shown to a member who must change their password", n)
+		}
+		if f := labelled(t, forced, "One-time password"); f.AttrOr("name", "") != "current" || f.Closest("form").AttrOr("action", "") != "/admin/password" {
+			t.Errorf("one-time password field %q in the form to %q", f.AttrOr("name", ""), f.Closest("form").AttrOr("action", ""))
+		}
 		btok := csrf(t, forced)
 		// It signed in once: another browser is refused, and told why.
 		second := e.browser().signInAs("bob", otp)
@@ -475,14 +521,33 @@ func TestResetMemberPassword(t *testing.T) {
 		if keys, _ := e.store.ListAPIKeys(context.Background()); len(keys) != 0 {
 			t.Error("a member who must change their password created a key")
 		}
-		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {"password1234"}})
+		p = bob.post("/admin/account/totp", url.Values{"csrf_token": {btok}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if st, _ := e.store.TwoFactorState(context.Background(), id); st.Pending || st.On() {
+			t.Error("a member who must change their password began two-step sign-in")
+		}
+		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {"password1234"}, "confirm": {"password1234"}})
 		wantStatus(t, p, http.StatusUnprocessableEntity)
 		wantFieldError(t, p, "New password", "This password is on a list of commonly used passwords; choose another.")
+		if p.Doc.Find(`[data-testid="two-step"]`).Length() != 0 || text(p, "#password-heading") != "Choose a new password" {
+			t.Errorf("the refusal does not keep to the password form:\n%s", p.Body)
+		}
 		const chosen = "my own new passphrase"
-		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {chosen}})
+		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {chosen}, "confirm": {chosen + " "}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		wantFieldError(t, p, "New password again", "The two new passwords are not the same.")
+		p = bob.post("/admin/password", url.Values{"csrf_token": {btok}, "current": {otp}, "new": {chosen}, "confirm": {chosen}})
 		wantStatus(t, p, http.StatusSeeOther)
-		if loc := p.Header.Get("Location"); loc != "/admin/pets" {
+		if loc := p.Header.Get("Location"); loc != "/admin/account" {
 			t.Errorf("after the change: Location %q", loc)
+		}
+		back := bob.get("/admin/account")
+		wantStatus(t, back, http.StatusOK)
+		if got := text(back, `[data-testid="flash"]`); got != "Your new password is set. Welcome back." {
+			t.Errorf("flash %q", got)
+		}
+		if back.Doc.Find(`[data-testid="two-step"]`).Length() != 1 || text(back, "#password-heading") != "Password" {
+			t.Errorf("the account page is not whole again:\n%s", back.Body)
 		}
 		wantStatus(t, bob.get("/admin/pets"), http.StatusOK)
 		wantStatus(t, bob.get("/admin/users"), http.StatusOK)
@@ -506,7 +571,7 @@ func TestForcedPasswordSignOut(t *testing.T) {
 		}
 		bob := e.browser()
 		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
-		tok := csrf(t, bob.get("/admin/password"))
+		tok := csrf(t, bob.get("/admin/account"))
 		p := bob.post("/admin/logout", url.Values{"csrf_token": {tok}})
 		wantStatus(t, p, http.StatusSeeOther)
 		if loc := p.Header.Get("Location"); loc != "/admin/login?signed_out=1" {
@@ -563,4 +628,41 @@ func wantConfirmation(t *testing.T, p page, action, heading string) {
 		!form.Find(`button[type="submit"]`).HasClass("danger") || form.Find(`a[role="button"]`).Text() != "Cancel" {
 		t.Errorf("confirmation of %s:\n%s", action, p.Body)
 	}
+}
+
+// A member whose password was reset and whose role requires a second step
+// they lack chooses the password first, then is led to the second step.
+func TestForcedPasswordThenSecondStep(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		id, _ := e.newMember(t)
+		if err := e.store.RequireTwoFactor(ctx, models.RoleEditor, true, "test"); err != nil {
+			t.Fatal(err)
+		}
+		_, otp, err := e.store.ResetPassword(ctx, id, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bob := e.browser()
+		wantStatus(t, bob.signInAs("bob", otp), http.StatusSeeOther)
+		if p := bob.get("/admin/pets"); p.Header.Get("Location") != "/admin/account#password" {
+			t.Errorf("first led to %q, want the password", p.Header.Get("Location"))
+		}
+		const chosen = "my own new passphrase"
+		tok := csrf(t, bob.get("/admin/account"))
+		p := bob.post("/admin/password", url.Values{"csrf_token": {tok}, "current": {otp}, "new": {chosen}, "confirm": {chosen}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if _, err := e.store.CheckPassword(ctx, "bob", chosen); err != nil {
+			t.Fatalf("the new password was not set: %v", err)
+		}
+		acct := bob.get("/admin/account")
+		wantStatus(t, acct, http.StatusOK)
+		if acct.Doc.Find(`[data-testid="must-set-up"]`).Length() != 1 {
+			t.Errorf("not asked to set up a second step:\n%s", acct.Body)
+		}
+		if p := bob.get("/admin/pets"); p.Header.Get("Location") != "/admin/account" {
+			t.Errorf("then led to %q, want the account page", p.Header.Get("Location"))
+		}
+	})
 }
