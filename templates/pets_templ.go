@@ -296,7 +296,7 @@ func petFilterForm(f PetFilter) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" placeholder=\"Words of the name, or #42…\" autocomplete=\"off\" maxlength=\"200\" aria-describedby=\"filter-q-help\"> <small id=\"filter-q-help\">Finds names with words starting with each word you type: “lu” finds Luna. Case and accents do not matter. Type #42 and press Enter to open pet 42.</small></div><button type=\"submit\" class=\"secondary\">Filter</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" placeholder=\"Words of the name, or #42…\" autocomplete=\"off\" maxlength=\"200\" aria-describedby=\"filter-q-help\"> <small id=\"filter-q-help\">“lu” finds Luna; #42 and Enter opens pet 42.</small></div><button type=\"submit\" class=\"secondary\">Filter</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
