@@ -76,7 +76,7 @@ const (
 func retryDelay(err error) (time.Duration, bool) {
 	var me *mysql.MySQLError
 	switch {
-	case errors.As(err, &me) && (me.Number == errDeadlock || me.Number == errLockWaitTimeout || eventIDTaken(me)):
+	case errors.As(err, &me) && (me.Number == errDeadlock || me.Number == errLockWaitTimeout || idTaken(me)):
 		return conflictRetryDelay, true
 	case errors.As(err, &me) && (me.Number == errNodeNotReady || me.Number == errCommitFailed):
 		return nodeRetryDelay, true
@@ -89,22 +89,31 @@ func retryDelay(err error) (time.Duration, bool) {
 // errDuplicateKey is ER_DUP_ENTRY.
 const errDuplicateKey = 1062
 
-// eventIDTaken reports the other face of a Galera conflict on the change
-// feed's clock: two nodes advanced it from the same value, and the
-// transaction that applied second met the first's event id in the events'
-// primary key ("Duplicate entry '42' for key 'PRIMARY'") instead of being
-// aborted for the clock's row. Only event ids are single whole numbers
-// that a writer names itself; every other primary key of that shape is
-// AUTO_INCREMENT.
-func eventIDTaken(me *mysql.MySQLError) bool {
+// idTaken reports the other face of a Galera conflict on an id: two nodes
+// handed out the same one (the change feed's clock advanced from the same
+// value on both, or an auto-increment while the cluster's size, and so
+// each node's step and offset, changed), and the transaction that applied
+// second met the first's row in a primary key ("Duplicate entry '42' for
+// key 'PRIMARY'", or a pet's search word "'luna-42'") instead of being
+// aborted by certification. Run again, it takes a fresh id. Only these
+// keys are a whole number or a word and a whole number: the idempotency
+// keys' is a key's id and a hex hash, and their duplicates are handled
+// where they are claimed.
+func idTaken(me *mysql.MySQLError) bool {
 	if me.Number != errDuplicateKey {
 		return false
 	}
 	entry, key, ok := strings.Cut(strings.TrimPrefix(me.Message, "Duplicate entry '"), "' for key '")
-	if !ok || entry == "" || strings.Trim(entry, "0123456789") != "" {
+	if !ok || entry == "" {
 		return false
 	}
-	return key == "PRIMARY'" || key == "events.PRIMARY'"
+	if i := strings.LastIndexByte(entry, '-'); i > 0 && !strings.Contains(entry[:i], "-") {
+		entry = entry[i+1:] // a word and a pet's id
+	}
+	if entry == "" || strings.Trim(entry, "0123456789") != "" {
+		return false
+	}
+	return key == "PRIMARY'" || strings.HasSuffix(key, ".PRIMARY'")
 }
 
 // isRetryable reports an abort that a retry of the whole transaction may
