@@ -193,6 +193,14 @@ func (ui *Web) confirmTOTP(c *gin.Context) {
 // disableTOTP turns two-step sign-in off, unless the role requires it.
 func (ui *Web) disableTOTP(c *gin.Context) {
 	u, err := ui.store.DisableTOTP(c.Request.Context(), currentUser(c).ID, ui.sessionHandle(c))
+	ui.secondStepsChanged(c, u, err, "Two-step sign-in is off. Your other sessions have been signed out.")
+}
+
+// secondStepsChanged answers a change of the member's own second steps
+// that ended their other sessions: a refusal (the role requires the last
+// one) on the account page, else done as a message there, this session
+// kept.
+func (ui *Web) secondStepsChanged(c *gin.Context, u models.User, err error, done string) {
 	if models.ErrorCode(err) == models.CodeConflict {
 		ui.renderAccount(c, http.StatusConflict, errMessage(err))
 		return
@@ -204,7 +212,7 @@ func (ui *Web) disableTOTP(c *gin.Context) {
 	if !ui.keepSession(c, u) {
 		return
 	}
-	flash(c, "success", "Two-step sign-in is off. Your other sessions have been signed out.")
+	flash(c, "success", done)
 	c.Redirect(http.StatusSeeOther, accountPath)
 }
 

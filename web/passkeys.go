@@ -245,19 +245,7 @@ func (ui *Web) passkeyRemove(c *gin.Context) {
 		return
 	}
 	u, err := ui.store.RemovePasskey(c.Request.Context(), currentUser(c).ID, id, ui.sessionHandle(c))
-	if models.ErrorCode(err) == models.CodeConflict {
-		ui.renderAccount(c, http.StatusConflict, errMessage(err))
-		return
-	}
-	if err != nil {
-		ui.fail(c, err)
-		return
-	}
-	if !ui.keepSession(c, u) {
-		return
-	}
-	flash(c, "success", "The passkey is removed. Your other sessions have been signed out.")
-	c.Redirect(http.StatusSeeOther, accountPath)
+	ui.secondStepsChanged(c, u, err, "The passkey is removed. Your other sessions have been signed out.")
 }
 
 // passkeyLoginOptions begins a sign-in with a discoverable passkey: no
@@ -306,19 +294,8 @@ func (ui *Web) passkeyLogin(c *gin.Context) {
 // passkeySecondOptions begins a passkey as the second step of the sign-in
 // waiting for it.
 func (ui *Web) passkeySecondOptions(c *gin.Context) {
-	uid, _ := ui.pendingSignIn(c)
-	if uid == 0 {
-		ui.jsonError(c, http.StatusUnauthorized, secondStepExpired)
-		return
-	}
-	rp, err := ui.relyingParty(c)
-	if err != nil {
-		ui.jsonFail(c, err)
-		return
-	}
-	pu, err := ui.loadPasskeyUser(c.Request.Context(), uid)
-	if err != nil {
-		ui.jsonFail(c, err)
+	uid, _, rp, pu, ok := ui.pendingPasskeyUser(c)
+	if !ok {
 		return
 	}
 	if len(pu.creds) == 0 {
@@ -335,19 +312,8 @@ func (ui *Web) passkeySecondOptions(c *gin.Context) {
 
 // passkeySecond completes the sign-in waiting for its second step.
 func (ui *Web) passkeySecond(c *gin.Context) {
-	uid, ver := ui.pendingSignIn(c)
-	if uid == 0 {
-		ui.jsonError(c, http.StatusUnauthorized, secondStepExpired)
-		return
-	}
-	rp, err := ui.relyingParty(c)
-	if err != nil {
-		ui.jsonFail(c, err)
-		return
-	}
-	pu, err := ui.loadPasskeyUser(c.Request.Context(), uid)
-	if err != nil {
-		ui.jsonFail(c, err)
+	uid, ver, rp, pu, ok := ui.pendingPasskeyUser(c)
+	if !ok {
 		return
 	}
 	if pu.u.SessionVersion != ver {
@@ -361,6 +327,26 @@ func (ui *Web) passkeySecond(c *gin.Context) {
 	}
 	cred, err := rp.FinishLogin(pu, sd, c.Request)
 	ui.finishPasskey(c, pu, cred, err, true, safeNext(c.Query("next")))
+}
+
+// pendingPasskeyUser reads the sign-in waiting for its second step, the
+// relying party and the member's passkeys; when one is missing it has
+// answered and ok is false.
+func (ui *Web) pendingPasskeyUser(c *gin.Context) (uid, ver int64, rp *webauthn.WebAuthn, pu *passkeyUser, ok bool) {
+	if uid, ver = ui.pendingSignIn(c); uid == 0 {
+		ui.jsonError(c, http.StatusUnauthorized, secondStepExpired)
+		return 0, 0, nil, nil, false
+	}
+	rp, err := ui.relyingParty(c)
+	if err != nil {
+		ui.jsonFail(c, err)
+		return 0, 0, nil, nil, false
+	}
+	if pu, err = ui.loadPasskeyUser(c.Request.Context(), uid); err != nil {
+		ui.jsonFail(c, err)
+		return 0, 0, nil, nil, false
+	}
+	return uid, ver, rp, pu, true
 }
 
 // finishPasskey records a verified passkey sign-in (its new sign counter,
