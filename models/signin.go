@@ -166,7 +166,7 @@ func (s *Store) Login(ctx context.Context, username, password, clientIP string) 
 		if err != nil {
 			return err
 		}
-		if second {
+		if u.SecondStep = second; second {
 			action = ActionPasswordAccepted
 		}
 		return tx.Create(&AuditEvent{At: now, Actor: u.Username, Action: action, TargetType: TargetUser,

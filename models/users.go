@@ -39,6 +39,9 @@ type User struct {
 	Role      Role
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// SecondStep is set by Login when the member signs in with a second
+	// step, which the password alone does not replace.
+	SecondStep bool `gorm:"-"`
 }
 
 // Disabled reports whether the account is disabled.

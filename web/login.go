@@ -55,12 +55,7 @@ func (ui *Web) login(c *gin.Context) {
 		ui.render(c, status, templates.LoginPage(ui.page(c, "Sign in", ""), v))
 		return
 	}
-	on, err := ui.store.HasSecondFactor(c.Request.Context(), u.ID)
-	if err != nil {
-		ui.fail(c, err)
-		return
-	}
-	if on {
+	if u.SecondStep {
 		if err := ui.startSecondStep(c, u); err != nil {
 			ui.fail(c, err)
 			return
