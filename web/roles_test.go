@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
@@ -335,6 +336,7 @@ func TestRolesByRoute(t *testing.T) {
 func TestForbiddenPage(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() }) // one minute of refusals
 		vera, b, tok := e.member("vera", models.RoleViewer)
 		p := b.post("/admin/pets", url.Values{"csrf_token": {tok}, "name": {"Rex"}, "categoryId": {"1"}})
 		wantRefused(t, p, models.RoleViewer)
@@ -664,6 +666,7 @@ func TestLastAdminConcurrentRequests(t *testing.T) {
 func TestRefusalsAuditedBounded(t *testing.T) {
 	t.Parallel()
 	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() }) // one minute of refusals
 		_, b, tok := e.member("vera", models.RoleViewer)
 		const n = 60
 		var wg sync.WaitGroup
