@@ -98,6 +98,7 @@ func openUnmigrated(ctx context.Context, cfg config.Config, log *slog.Logger) (*
 	store, err := models.Open(ctx, models.Options{
 		Driver: string(db.Driver), DSN: db.DSN, ReplicaDSNs: db.ReplicaDSNs, MaxOpenConns: db.MaxOpenConns, MaxIdleConns: db.MaxIdleConns,
 		ConnMaxLifetime: db.ConnMaxLifetime, ConnectTimeout: db.ConnectTimeout, Logger: log, SecretKeys: cfg.SecretKeys,
+		Zone: cfg.TimeZone,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: cannot use %s: %w", db.Redacted, err)

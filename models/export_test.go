@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"gorm.io/gorm"
@@ -110,3 +111,6 @@ func (s *Store) ConsecutiveIDs() bool { return s.server.consecutiveIDs }
 // InsertPetsOneByOne makes each pet of a MySQL create batch an INSERT of
 // its own, as on a server whose ids may interleave.
 func (s *Store) InsertPetsOneByOne() { s.server.consecutiveIDs = false }
+
+// SetZone sets the store's time zone, in which its messages name times.
+func (s *Store) SetZone(loc *time.Location) { s.zone = loc }

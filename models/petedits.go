@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // What the console's edits of pets read and answer: the version a form
@@ -44,14 +45,15 @@ func (s *Store) editConflict(ctx context.Context, id int64) (Pet, error) {
 	}
 	msg := "Someone else changed this pet after you opened it."
 	if len(events) > 0 {
-		msg = changedBy(events[0])
+		msg = changedBy(events[0], s.zone)
 	}
 	msg += " Their change is kept and yours is not saved: compare the values below, then save again to replace theirs with yours."
 	return cur, &Error{Code: CodeConflict, Message: msg}
 }
 
-// changedBy says who changed a pet, when and how, from its audit event.
-func changedBy(ev AuditEvent) string {
+// changedBy says who changed a pet, when (in the zone loc) and how, from
+// its audit event.
+func changedBy(ev AuditEvent, loc *time.Location) string {
 	what := ""
 	switch ev.Action {
 	case ActionPetEdited:
@@ -59,7 +61,7 @@ func changedBy(ev AuditEvent) string {
 	case ActionPetStatusChanged:
 		what = " (status " + ev.Detail + ")"
 	}
-	return fmt.Sprintf("%s changed this pet at %s%s after you opened it.", ev.Actor, ev.At.UTC().Format("2006-01-02 15:04:05 UTC"), what)
+	return fmt.Sprintf("%s changed this pet at %s%s after you opened it.", ev.Actor, LocalTime(ev.At, loc), what)
 }
 
 // PetVersion names a pet as the console showed it: its id and its version.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"petstore/models"
 	"petstore/models/modelstest"
@@ -144,17 +145,23 @@ func TestEditPetConflict(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
 		p := newPet(t, s, "Rex", models.StatusAvailable)
-		// Bob saves first, from version 1.
+		// Bob saves first, from version 1, at a time the message shows in
+		// the store's zone.
+		tokyo := time.FixedZone("JST", 9*3600)
+		s.SetZone(tokyo)
+		at := time.Date(2026, 11, 27, 23, 30, 0, 0, time.UTC)
+		s.SetClock(func() time.Time { return at })
 		if _, err := s.EditPet(ctx, p.ID, 1, models.NewPet{Name: "Max", CategoryID: 1, Status: models.StatusPending}, "bob"); err != nil {
 			t.Fatal(err)
 		}
+		s.SetClock(time.Now)
 		// Alice saves from version 1 too: refused, Bob's change kept.
 		cur, err := s.EditPet(ctx, p.ID, 1, models.NewPet{Name: "Rexy", CategoryID: 4, Status: models.StatusSold}, "alice")
 		var e *models.Error
 		if !errors.As(err, &e) || e.Code != models.CodeConflict {
 			t.Fatalf("stale edit: %v, want conflict", err)
 		}
-		for _, want := range []string{"bob changed this pet at ", `name "Rex" -> "Max"`, "status available -> pending", "Their change is kept"} {
+		for _, want := range []string{"bob changed this pet at 28 Nov 2026, 08:30 JST", `name "Rex" -> "Max"`, "status available -> pending", "Their change is kept"} {
 			if !strings.Contains(e.Message, want) {
 				t.Errorf("conflict message %q lacks %q", e.Message, want)
 			}

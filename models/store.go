@@ -4,6 +4,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -65,6 +66,9 @@ type Options struct {
 	// then older ones that still open what they sealed. None: two-step
 	// sign-in with an app cannot be set up or checked.
 	SecretKeys [][]byte
+	// Zone is the store's time zone (PETSTORE_TIMEZONE), in which the
+	// messages staff read name times; nil is UTC.
+	Zone *time.Location
 }
 
 // Store runs every query of the service. It is safe for concurrent use.
@@ -115,6 +119,8 @@ type Store struct {
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
 	secrets secretKeys
+	// zone is the store's time zone, for the times in messages (LocalTime).
+	zone *time.Location
 }
 
 // mysqlServer is what shapes a MySQL create batch's text (createsSQL).
@@ -191,7 +197,8 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s := &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
 		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
-		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}, secrets: secrets}
+		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}, secrets: secrets,
+		zone: cmp.Or(o.Zone, time.UTC)}
 	if o.Driver == DriverMySQL {
 		s.server = probeMySQL(ctx, p.primary)
 	}

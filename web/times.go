@@ -1,9 +1,9 @@
 package web
 
 import (
-	"strings"
 	"time"
 
+	"petstore/models"
 	"petstore/templates"
 )
 
@@ -14,16 +14,11 @@ import (
 // in UTC, so an abbreviation that two zones share (CST) is never the only
 // clue.
 func (ui *Web) when(t time.Time) templates.Time {
-	local := t.In(ui.location)
-	zone := local.Format("MST")
-	if strings.HasPrefix(zone, "+") || strings.HasPrefix(zone, "-") {
-		zone = "UTC" + zone
-	}
 	title := ui.location.String() + "; " + t.UTC().Format("2006-01-02 15:04") + " UTC"
 	if ui.location == time.UTC {
 		title = t.UTC().Format("2006-01-02 15:04:05") + " UTC"
 	}
-	return templates.Time{Text: local.Format("2 Jan 2006, 15:04") + " " + zone, UTC: t.UTC().Format(time.RFC3339), Title: title}
+	return templates.Time{Text: models.LocalTime(t, ui.location), UTC: t.UTC().Format(time.RFC3339), Title: title}
 }
 
 // whenOr shows t, or the word instead when t is nil.
