@@ -84,17 +84,17 @@ func TestPasskeysStore(t *testing.T) {
 		if err := s.RequireTwoFactor(ctx, e.u.Role, true, "boss"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, ""); models.ErrorCode(err) != models.CodeConflict {
+		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, anaPassword, "192.0.2.1", ""); models.ErrorCode(err) != models.CodeConflict {
 			t.Fatalf("remove the last passkey while required: %v", err)
 		}
 		e.enrol(t)
-		if _, err := s.DisableTOTP(ctx, e.u.ID, ""); err != nil {
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); err != nil {
 			t.Fatalf("turn the app off with a passkey left: %v", err)
 		}
 		if _, err := s.AddPasskey(ctx, e.u.ID, "Phone", "cred-2", "{}", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, ""); err != nil {
+		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, anaPassword, "192.0.2.1", ""); err != nil {
 			t.Fatalf("remove one of two passkeys: %v", err)
 		}
 		if _, err := s.ResetTwoFactor(ctx, e.u.ID, "boss"); err != nil {
