@@ -16,6 +16,7 @@ import (
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"petstore/models"
+	"petstore/templates"
 )
 
 // Passkeys (WebAuthn). The ceremonies run in the browser (static/js/
@@ -39,6 +40,7 @@ const (
 func (ui *Web) registerPasskeys(admin, staff gin.IRouter) {
 	staff.POST("/account/passkeys/options", ui.passkeyRegisterOptions)
 	staff.POST("/account/passkeys", ui.passkeyRegister)
+	staff.GET("/account/passkeys/:id/delete", ui.confirmPasskeyRemove)
 	staff.POST("/account/passkeys/:id/delete", ui.passkeyRemove)
 	admin.POST("/login/passkey/options", ui.passkeyLoginOptions)
 	admin.POST("/login/passkey", ui.passkeyLogin)
@@ -236,15 +238,52 @@ func (ui *Web) passkeyRegister(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"redirect": accountPath})
 }
 
-// passkeyRemove removes one of the member's passkeys (a form: it needs no
-// JavaScript), unless it is the last second step their role requires.
+// errNoSuchPasskey answers a passkey id that is not one of the member's.
+var errNoSuchPasskey = &models.Error{Code: models.CodeNotFound, Message: "You have no such passkey."}
+
+// confirmPasskeyRemove asks the member to confirm removing one of their
+// passkeys with their password or a current code (a page: it needs no
+// JavaScript).
+func (ui *Web) confirmPasskeyRemove(c *gin.Context) {
+	ui.renderPasskeyRemove(c, http.StatusOK, "", "")
+}
+
+// renderPasskeyRemove shows the confirmation of a passkey's removal with
+// a refusal at the top or beside the password or code.
+func (ui *Web) renderPasskeyRemove(c *gin.Context, status int, refusal, proofError string) {
+	ctx := c.Request.Context()
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
+		ui.fail(c, errNoSuchPasskey)
+		return
+	}
+	p, err := ui.store.GetPasskey(ctx, currentUser(c).ID, id)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	st, err := ui.store.TwoFactorState(ctx, currentUser(c).ID)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	ui.render(c, status, templates.RemovePasskeyPage(ui.page(c, "Remove a passkey", "account"),
+		templates.RemovePasskeyView{ID: p.ID, Name: p.Name, TOTP: st.TOTP, Error: refusal, ProofError: proofError}))
+}
+
+// passkeyRemove removes one of the member's passkeys once they gave their
+// password or a current code, unless it is the last second step their
+// role requires.
 func (ui *Web) passkeyRemove(c *gin.Context) {
 	id, ok := models.ParseID(c.Param("id"))
 	if !ok {
-		ui.fail(c, &models.Error{Code: models.CodeNotFound, Message: "You have no such passkey."})
+		ui.fail(c, errNoSuchPasskey)
 		return
 	}
-	u, err := ui.store.RemovePasskey(c.Request.Context(), currentUser(c).ID, id, ui.sessionHandle(c))
+	u, err := ui.store.RemovePasskey(c.Request.Context(), currentUser(c).ID, id, c.PostForm("proof"), c.ClientIP(), ui.sessionHandle(c))
+	if ui.proofRefused(c, err, func(status int, refusal, proofError string) { ui.renderPasskeyRemove(c, status, refusal, proofError) }) {
+		return
+	}
 	ui.secondStepsChanged(c, u, err, "The passkey is removed. Your other sessions have been signed out.")
 }
 

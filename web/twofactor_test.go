@@ -241,3 +241,74 @@ func TestTwoFactorTwoInstances(t *testing.T) {
 		})
 	}
 }
+
+// Turning the app off, making new recovery codes and removing a passkey ask
+// for the password or a current code, in a field of each form: without it
+// (a session left open) nothing changes, and the page says why beside the
+// field.
+func TestSecondStepChangesAskForProof(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		ctx := context.Background()
+		b, _ := e.signedIn()
+		secret, _ := b.enrolTOTP(t)
+		id := b.memberID(t)
+		if _, err := e.store.AddPasskey(ctx, id, "Shop laptop", "cred-1", "{}", ""); err != nil {
+			t.Fatal(err)
+		}
+		b.c.SignIn(t, staffName, staffPassword) // adding the passkey ended this session
+		e.advance(time.Minute)
+		p := b.secondStep(t, models.TOTPCode(secret, *e.clock.Load()))
+		wantStatus(t, p, http.StatusSeeOther)
+		acct := b.get("/admin/account")
+		tok := csrf(t, acct)
+		for _, form := range []string{"/admin/account/totp/disable", "/admin/account/recovery-codes"} {
+			if n := acct.Doc.Find(`form[action="` + form + `"] input[name="proof"][type="password"][required]`).Length(); n != 1 {
+				t.Fatalf("the form of %s has %d password or code fields", form, n)
+			}
+		}
+		labelled(t, acct, "Your password or a code from your app")
+
+		// Wrong ones (with the enrolment's, four of the five the limits allow).
+		p = b.post("/admin/account/totp/disable", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		field := p.Doc.Find(`#disable-proof[aria-invalid="true"]`)
+		if field.Length() != 1 || !strings.Contains(text(p, "#disable-proof-error"), "neither your password") {
+			t.Fatalf("turn off without a password: the field's refusal is missing\n%s", p.Body)
+		}
+		p = b.post("/admin/account/recovery-codes", url.Values{"csrf_token": {tok}, "proof": {"not my password at all"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		if text(p, "#renew-proof-error") == "" || p.Doc.Find(`[data-testid="recovery-codes"]`).Length() != 0 {
+			t.Fatalf("new recovery codes with a wrong password:\n%s", p.Body)
+		}
+
+		// The passkey's Remove leads to a page that asks.
+		acct = b.get("/admin/account")
+		href, _ := acct.Doc.Find(`a[data-testid="passkey-remove"]`).Attr("href")
+		confirm := b.get(href)
+		wantStatus(t, confirm, http.StatusOK)
+		labelled(t, confirm, "Your password or a code from your app")
+		wantStatus(t, b.post(href, url.Values{"csrf_token": {tok}, "proof": {"not my password at all"}}), http.StatusUnprocessableEntity)
+		if st, _ := e.store.TwoFactorState(ctx, id); !st.TOTP || st.RecoveryCodesLeft != 10 || len(st.Passkeys) != 1 {
+			t.Fatalf("after wrong proofs: %+v; want everything kept", st)
+		}
+
+		// Right: the password, then a current code.
+		p = b.post(href, url.Values{"csrf_token": {tok}, "proof": {staffPassword}})
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/admin/account" {
+			t.Fatalf("remove with the password: %d %s\n%s", p.Status, p.Header.Get("Location"), p.Body)
+		}
+		p = b.post("/admin/account/recovery-codes", url.Values{"csrf_token": {tok}, "proof": {staffPassword}})
+		wantStatus(t, p, http.StatusOK)
+		if n := p.Doc.Find(`[data-testid="recovery-codes"] code`).Length(); n != models.RecoveryCodeCount {
+			t.Fatalf("%d new recovery codes shown", n)
+		}
+		e.advance(30 * time.Second)
+		p = b.post("/admin/account/totp/disable", url.Values{"csrf_token": {tok}, "proof": {models.TOTPCode(secret, *e.clock.Load())}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if on, _ := e.store.HasSecondFactor(ctx, id); on {
+			t.Fatal("a second step is left")
+		}
+	})
+}
