@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/cdproto/webauthn"
 	"github.com/chromedp/chromedp"
 
+	"petstore/internal/testkit"
 	"petstore/models"
 )
 
@@ -16,9 +17,9 @@ import (
 // a domain name, never an IP address) with a virtual authenticator that
 // keeps discoverable credentials and verifies its user, as a phone or a
 // laptop's fingerprint reader does.
-func passkeyJourney(t *testing.T) *journey {
+func passkeyJourney(t *testing.T, driver string) *journey {
 	t.Helper()
-	j := newJourney(t, models.DriverSQLite)
+	j := newJourney(t, driver)
 	j.base = strings.Replace(j.base, "127.0.0.1", "localhost", 1)
 	off := false
 	if _, err := chromedp.Call(j.ctx, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
@@ -43,99 +44,127 @@ func (j *journey) signOut() {
 
 // A passkey is registered on the account page, signs in with no username
 // or password, serves as the second step after the password, and once
-// removed is neither.
+// removed (after the password again) is neither; on SQLite and on MariaDB,
+// where its challenges and sign counter are kept.
 func TestBrowserPasskeys(t *testing.T) {
 	t.Parallel()
-	j := passkeyJourney(t)
-	j.signedIn()
-	j.open("/admin/account")
-	j.waitPath("/admin/account")
-	j.fill("main", "Name of the new passkey", "Shop laptop")
-	j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
-	j.waitText(`[data-testid="passkey-row"] th`, "Shop laptop")
-	j.waitText(`[data-testid="flash"]`, "Your passkey is added.")
-	if got := j.text(`[data-testid="passkey-last-used"]`); got != "never" {
-		t.Errorf("a new passkey's last use: %q", got)
-	}
-
-	// Passwordless: no username, no password.
-	j.signOut()
-	j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
-	j.waitPath("/admin/pets")
-	j.open("/admin/account")
-	j.waitPath("/admin/account")
-	if got := j.text(`[data-testid="passkey-last-used"]`); got == "never" || got == "" {
-		t.Errorf("after signing in with it, the passkey's last use is %q", got)
-	}
-
-	// The second step after the password.
-	j.signOut()
-	j.signIn(staffUser, staffPassword)
-	j.waitPath("/admin/login/code")
-	j.within("click Use a passkey instead", chromedp.Click(button("//main", "Use a passkey instead")))
-	j.waitPath("/admin/pets")
-
-	// Removed: the password alone signs in again, and the passkey does not.
-	j.open("/admin/account")
-	j.waitPath("/admin/account")
-	j.within("click Remove", chromedp.Click(button("//main", "Remove")))
-	j.waitText(`[data-testid="flash"]`, "The passkey is removed.")
-	if n := evalJS[int](j, `document.querySelectorAll('[data-testid="passkey-row"]').length`); n != 0 {
-		t.Fatalf("%d passkeys listed after removing the only one", n)
-	}
-	j.signOut()
-	j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
-	j.waitJS("the refusal", `!document.getElementById("passkey-error").hidden`)
-	if got := j.text("#passkey-error"); !strings.Contains(got, "not registered") {
-		t.Errorf("a removed passkey's sign-in said %q", got)
-	}
-	j.signIn(staffUser, staffPassword)
-	j.waitPath("/admin/pets")
-
-	events, _, err := j.store.ListAuditEvents(context.Background(), models.AuditQuery{Limit: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []string
-	for _, e := range events {
-		if e.Action == models.ActionPasskeyAdded || e.Action == models.ActionPasskeyRemoved ||
-			e.Action == models.ActionLogin && strings.Contains(e.Detail, "passkey") {
-			seen = append(seen, e.Action+" "+e.Detail)
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		j := passkeyJourney(t, driver)
+		j.signedIn()
+		j.open("/admin/account")
+		j.waitPath("/admin/account")
+		j.fill("main", "Name of the new passkey", "Shop laptop")
+		j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
+		j.waitText(`[data-testid="passkey-row"] th`, "Shop laptop")
+		j.waitText(`[data-testid="flash"]`, "Your passkey is added.")
+		if got := j.text(`[data-testid="passkey-last-used"]`); got != "never" {
+			t.Errorf("a new passkey's last use: %q", got)
 		}
-	}
-	if len(seen) != 4 {
-		t.Errorf("passkey audit rows: %q; want added, two sign-ins, removed", seen)
-	}
+
+		// Passwordless: no username, no password.
+		j.signOut()
+		j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
+		j.waitPath("/admin/pets")
+		j.open("/admin/account")
+		j.waitPath("/admin/account")
+		if got := j.text(`[data-testid="passkey-last-used"]`); got == "never" || got == "" {
+			t.Errorf("after signing in with it, the passkey's last use is %q", got)
+		}
+
+		// The second step after the password.
+		j.signOut()
+		j.signIn(staffUser, staffPassword)
+		j.waitPath("/admin/login/code")
+		j.within("click Use a passkey instead", chromedp.Click(button("//main", "Use a passkey instead")))
+		j.waitPath("/admin/pets")
+
+		// Removed: the password alone signs in again, and the passkey does not.
+		j.open("/admin/account")
+		j.waitPath("/admin/account")
+		j.within("click Remove", chromedp.Click(chromedp.CSS(`[data-testid="passkey-remove"]`)))
+		j.waitText("main h1", "Remove passkey Shop laptop?")
+		j.fill("main", "Your password", "not my password at all")
+		j.within("click Remove passkey", chromedp.Click(button("//main", "Remove passkey")))
+		j.waitText("#remove-proof-error", "That is neither your password nor a current code from your authenticator app.")
+		j.fill("main", "Your password", staffPassword)
+		j.within("click Remove passkey", chromedp.Click(button("//main", "Remove passkey")))
+		j.waitText(`[data-testid="flash"]`, "The passkey is removed.")
+		if n := evalJS[int](j, `document.querySelectorAll('[data-testid="passkey-row"]').length`); n != 0 {
+			t.Fatalf("%d passkeys listed after removing the only one", n)
+		}
+		j.signOut()
+		j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
+		j.waitJS("the refusal", `!document.getElementById("passkey-error").hidden`)
+		if got := j.text("#passkey-error"); !strings.Contains(got, "not registered") {
+			t.Errorf("a removed passkey's sign-in said %q", got)
+		}
+		j.signIn(staffUser, staffPassword)
+		j.waitPath("/admin/pets")
+
+		events, _, err := j.store.ListAuditEvents(context.Background(), models.AuditQuery{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen []string
+		for _, e := range events {
+			if e.Action == models.ActionPasskeyAdded || e.Action == models.ActionPasskeyRemoved ||
+				e.Action == models.ActionLogin && strings.Contains(e.Detail, "passkey") {
+				seen = append(seen, e.Action+" "+e.Detail)
+			}
+		}
+		if len(seen) != 4 {
+			t.Errorf("passkey audit rows: %q; want added, two sign-ins, removed", seen)
+		}
+	})
 }
 
 // An authenticator app through the pages, as a member sets it up: the QR
 // code and the key, a code to confirm, recovery codes shown once; then the
-// sign-in asks for a code after the password.
+// sign-in asks for a code after the password, and turning it off asks for
+// the password or a code not used yet.
 func TestBrowserAuthenticatorApp(t *testing.T) {
 	t.Parallel()
-	j := newJourney(t, models.DriverSQLite)
-	j.signedIn()
-	j.open("/admin/account")
-	j.within("click Set up an authenticator app", chromedp.Click(button("//main", "Set up an authenticator app")))
-	j.waitPath("/admin/account/totp")
-	if ok := evalJS[bool](j, `(() => { const i = document.querySelector('[data-testid="totp-qr"]'); return !!i && i.complete && i.naturalWidth > 0; })()`); !ok {
-		t.Fatal("the QR code image did not load")
-	}
-	secret := strings.ReplaceAll(j.text(`[data-testid="totp-secret"]`), " ", "")
-	j.fill("main", "Code from the app", models.TOTPCode(secret, time.Now()))
-	j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
-	j.waitText("main h1", "Two-step sign-in is on")
-	if n := evalJS[int](j, `document.querySelectorAll('[data-testid="recovery-codes"] li').length`); n != 10 {
-		t.Fatalf("%d recovery codes shown", n)
-	}
-	j.signOut()
-	j.signIn(staffUser, staffPassword)
-	j.waitPath("/admin/login/code")
-	j.fill("main", "Code", "000000")
-	j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
-	j.waitText(`[data-testid="login-error"]`, "not right")
-	// The next step's code: the confirmation spent this one's.
-	j.fill("main", "Code", models.TOTPCode(secret, time.Now().Add(models.TOTPPeriod*time.Second)))
-	j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
-	j.waitPath("/admin/pets")
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		j := newJourney(t, driver)
+		j.signedIn()
+		j.open("/admin/account")
+		j.within("click Set up an authenticator app", chromedp.Click(button("//main", "Set up an authenticator app")))
+		j.waitPath("/admin/account/totp")
+		if ok := evalJS[bool](j, `(() => { const i = document.querySelector('[data-testid="totp-qr"]'); return !!i && i.complete && i.naturalWidth > 0; })()`); !ok {
+			t.Fatal("the QR code image did not load")
+		}
+		secret := strings.ReplaceAll(j.text(`[data-testid="totp-secret"]`), " ", "")
+		j.fill("main", "Code from the app", models.TOTPCode(secret, time.Now()))
+		j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
+		j.waitText("main h1", "Two-step sign-in is on")
+		if n := evalJS[int](j, `document.querySelectorAll('[data-testid="recovery-codes"] li').length`); n != 10 {
+			t.Fatalf("%d recovery codes shown", n)
+		}
+		j.signOut()
+		j.signIn(staffUser, staffPassword)
+		j.waitPath("/admin/login/code")
+		j.fill("main", "Code", "000000")
+		j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
+		j.waitText(`[data-testid="login-error"]`, "not right")
+		// The next step's code: the confirmation spent this one's.
+		used := models.TOTPCode(secret, time.Now().Add(models.TOTPPeriod*time.Second))
+		j.fill("main", "Code", used)
+		j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
+		j.waitPath("/admin/pets")
+
+		// Turning it off asks who it is: the code just used is spent; the
+		// password does it.
+		j.open("/admin/account")
+		j.waitPath("/admin/account")
+		off, offX := `form[action="/admin/account/totp/disable"]`, `//form[@action="/admin/account/totp/disable"]`
+		j.fill(off, "Your password or a code from your app", used)
+		j.within("click Turn off", chromedp.Click(button(offX, "Turn off two-step sign-in")))
+		j.waitText("#disable-proof-error", "That is neither your password nor a current code from your authenticator app.")
+		j.fill(off, "Your password or a code from your app", staffPassword)
+		j.within("click Turn off", chromedp.Click(button(offX, "Turn off two-step sign-in")))
+		j.waitText(`[data-testid="flash"]`, "Two-step sign-in is off.")
+		j.signOut()
+		j.signIn(staffUser, staffPassword)
+		j.waitPath("/admin/pets")
+	})
 }
