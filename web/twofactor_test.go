@@ -14,6 +14,7 @@ import (
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
+	"petstore/web"
 )
 
 // enrolTOTP turns two-step sign-in on for the browser's member through the
@@ -124,9 +125,42 @@ func TestTwoFactorSignIn(t *testing.T) {
 		d.c.SignIn(t, staffName, staffPassword)
 		wantStatus(t, d.secondStep(t, code), http.StatusUnauthorized)
 
-		// A second step after five minutes starts over.
-		e.advance(5 * time.Minute)
-		wantStatus(t, d.secondStep(t, models.TOTPCode(secret, *e.clock.Load())), http.StatusUnauthorized)
+		// Waiting for its second step, the sign-in opens nothing, not even
+		// the account page a member must set a second step up on.
+		for _, path := range []string{"/admin/pets", "/admin/account", "/admin/account/totp"} {
+			if p := d.get(path); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/admin/login?") {
+				t.Fatalf("%s while the second step waits: %d %s", path, p.Status, p.Header.Get("Location"))
+			}
+		}
+		step := d.get("/admin/login/code")
+		wantStatus(t, step, http.StatusOK)
+		tok := csrf(t, step)
+		if p := d.post("/admin/account/totp", url.Values{"csrf_token": {tok}}); p.Status != http.StatusSeeOther ||
+			!strings.HasPrefix(p.Header.Get("Location"), "/admin/login?") {
+			t.Fatalf("a form posted while the second step waits: %d %s", p.Status, p.Header.Get("Location"))
+		}
+
+		// A second step just within five minutes completes the sign-in; one
+		// at five minutes starts over, by code or by passkey.
+		within := e.browser()
+		within.c.SignIn(t, staffName, staffPassword)
+		e.advance(SecondStepTimeoutForTests - time.Second)
+		if p := within.secondStep(t, models.TOTPCode(secret, *e.clock.Load())); p.Status != http.StatusSeeOther {
+			t.Fatalf("a second step after 4 min 59 s: %d\n%s", p.Status, p.Body)
+		}
+		d = e.browser()
+		d.c.SignIn(t, staffName, staffPassword)
+		tok = csrf(t, d.get("/admin/login/code"))
+		e.advance(SecondStepTimeoutForTests)
+		late := d.post("/admin/login/code", url.Values{"csrf_token": {tok}, "code": {models.TOTPCode(secret, *e.clock.Load())}})
+		wantStatus(t, late, http.StatusUnauthorized)
+		if got := text(late, `[data-testid="login-error"]`); !strings.Contains(got, "took too long") {
+			t.Fatalf("a late second step said %q", got)
+		}
+		pk := d.post("/admin/login/code/passkey/options", nil, "X-CSRF-Token", tok, "Content-Type", "application/json")
+		if pk.Status != http.StatusUnauthorized || !strings.Contains(pk.Body, "took too long") {
+			t.Fatalf("a late passkey second step: %d %s", pk.Status, pk.Body)
+		}
 		if p := d.get("/admin/pets"); p.Status != http.StatusSeeOther {
 			t.Fatalf("after a late second step: %d", p.Status)
 		}
@@ -196,6 +230,10 @@ func TestTwoFactorRequiredForRole(t *testing.T) {
 		}
 	})
 }
+
+// SecondStepTimeoutForTests is how long a right password waits for its
+// second step.
+const SecondStepTimeoutForTests = web.SecondStepTimeout
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
