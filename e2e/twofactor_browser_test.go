@@ -54,6 +54,15 @@ func TestBrowserPasskeys(t *testing.T) {
 		j.open("/admin/account")
 		j.waitPath("/admin/account")
 		j.fill("main", "Name of the new passkey", "Shop laptop")
+		// A passkey signs in without a password: adding one asks for it.
+		j.fill("[data-passkey-box]", "Your password", "not my password at all")
+		j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
+		j.waitText("#passkey-error", "That is neither your password nor a current code from your authenticator app.")
+		if keys, err := j.store.ListPasskeys(context.Background(), 1); err != nil || len(keys) != 0 {
+			t.Fatalf("passkeys after a wrong password: %d, %v", len(keys), err)
+		}
+		evalJS[string](j, `document.getElementById("passkey-proof").value = ""`) // typed into: Clear would only reset the attribute
+		j.fill("[data-passkey-box]", "Your password", staffPassword)
 		j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
 		j.waitText(`[data-testid="passkey-row"] th`, "Shop laptop")
 		j.waitText(`[data-testid="flash"]`, "Your passkey is added.")

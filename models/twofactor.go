@@ -108,11 +108,22 @@ const FieldProof = "proof"
 // code.
 var errWrongProof = fieldError(FieldProof, "That is neither your password nor a current code from your authenticator app.")
 
+// ConfirmIdentity checks proof, the password of the member id or a current
+// code from their app, before a change that is theirs to make only (adding
+// a passkey): as confirmIdentity, what naming the change.
+func (s *Store) ConfirmIdentity(ctx context.Context, id int64, proof, clientIP, what string) error {
+	u, err := s.GetUser(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.confirmIdentity(ctx, u, proof, clientIP, what)
+}
+
 // confirmIdentity checks proof before a signed-in member u removes or
-// replaces one of their second steps, so that a session left open or
-// stolen cannot strip the account's second step or read new recovery
-// codes (NIST SP 800-63B asks the same before an authenticator is
-// removed). proof is a current code of their authenticator app, spent
+// replaces one of their second steps, or adds a passkey, so that a session
+// left open or stolen cannot strip the account's second step, read new
+// recovery codes or give itself a way back in without the password (NIST
+// SP 800-63B asks the same before an authenticator is removed). proof is a current code of their authenticator app, spent
 // like a sign-in's (the six digits of a code are never a password, which
 // has at least twelve characters), or else their password. Either counts
 // against the sign-in limits and a wrong one is audited, as at sign-in;

@@ -1028,20 +1028,28 @@ func passkeysSection(p Page, v AccountView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<div data-passkey-box hidden><label for=\"passkey-name\">Name of the new passkey</label> <input id=\"passkey-name\" type=\"text\" maxlength=\"100\" placeholder=\"Work laptop\" aria-describedby=\"passkey-name-help\"> <small id=\"passkey-name-help\">So you can tell your passkeys apart.</small> <button type=\"button\" data-passkey=\"register\" data-passkey-options=\"/admin/account/passkeys/options\" data-passkey-finish=\"/admin/account/passkeys\" data-passkey-name=\"passkey-name\" data-passkey-error=\"passkey-error\" data-testid=\"passkey-add\">Add a passkey</button><p id=\"passkey-error\" class=\"flash flash-error\" role=\"alert\" hidden></p></div><script src=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "<div data-passkey-box hidden><label for=\"passkey-name\">Name of the new passkey</label> <input id=\"passkey-name\" type=\"text\" maxlength=\"100\" placeholder=\"Work laptop\" aria-describedby=\"passkey-name-help\"> <small id=\"passkey-name-help\">So you can tell your passkeys apart.</small>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = proofInput("passkey-proof", v.TOTP, "").Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "<button type=\"button\" data-passkey=\"register\" data-passkey-options=\"/admin/account/passkeys/options\" data-passkey-finish=\"/admin/account/passkeys\" data-passkey-name=\"passkey-name\" data-passkey-proof=\"passkey-proof\" data-passkey-error=\"passkey-error\" data-testid=\"passkey-add\">Add a passkey</button><p id=\"passkey-error\" class=\"flash flash-error\" role=\"alert\" hidden></p></div><script src=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var38 string
 		templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(p.Assets.PasskeysJS)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `account.templ`, Line: 268, Col: 35}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `account.templ`, Line: 269, Col: 35}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var38))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "\" defer></script></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "\" defer></script></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -7,9 +7,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-webauthn/webauthn/protocol"
@@ -171,8 +173,33 @@ func (ui *Web) take(c *gin.Context, id int64, purpose string) (webauthn.SessionD
 
 // passkeyRegisterOptions begins registering a passkey for the member: a
 // discoverable credential with user verification, none they have already.
+// It first asks for the member's password or a current code (the JSON
+// body's proof): a passkey signs in without a password, so a session left
+// open must not be able to add one.
 func (ui *Web) passkeyRegisterOptions(c *gin.Context) {
 	rp, err := ui.relyingParty(c)
+	if err != nil {
+		ui.jsonFail(c, err)
+		return
+	}
+	var body struct {
+		Proof string `json:"proof"`
+	}
+	if err := json.NewDecoder(c.Request.Body).Decode(&body); err != nil {
+		ui.jsonError(c, http.StatusBadRequest, "The request could not be read.")
+		return
+	}
+	err = ui.store.ConfirmIdentity(c.Request.Context(), currentUser(c).ID, body.Proof, c.ClientIP(), "adding a passkey")
+	var e *models.Error
+	if errors.As(err, &e) && e.Field(models.FieldProof) != "" {
+		ui.jsonError(c, http.StatusUnprocessableEntity, e.Field(models.FieldProof))
+		return
+	}
+	if errors.As(err, &e) && e.Code == models.CodeRateLimited {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		ui.jsonError(c, http.StatusTooManyRequests, e.Message)
+		return
+	}
 	if err != nil {
 		ui.jsonFail(c, err)
 		return

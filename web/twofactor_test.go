@@ -350,3 +350,43 @@ func TestSecondStepChangesAskForProof(t *testing.T) {
 		}
 	})
 }
+
+// A passkey signs in without a password, so a session alone cannot add
+// one: the registration's options answer only after the member's password
+// (or a current code), and a wrong one counts as a failed sign-in.
+func TestPasskeyAddAsksForProof(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		b, tok := e.signedIn()
+		options := func(body string) page {
+			t.Helper()
+			req, err := http.NewRequest("POST", e.srv.URL+"/admin/account/passkeys/options", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Browsers take passkeys only at a domain name, never an IP address.
+			req.Host = strings.Replace(strings.TrimPrefix(e.srv.URL, "http://"), "127.0.0.1", "localhost", 1)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			req.Header.Set("X-CSRF-Token", tok)
+			for _, ck := range b.client.Jar.Cookies(req.URL) { // the jar goes by the Host header
+				req.AddCookie(ck)
+			}
+			return b.do(req)
+		}
+		failed := modelstest.AuditCounts(t, e.store)[models.ActionLoginFailed]
+		for _, body := range []string{`{}`, `{"proof":"not my password at all"}`} {
+			p := options(body)
+			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "neither your password") || strings.Contains(p.Body, "challenge") {
+				t.Fatalf("options with %s: %d %s", body, p.Status, p.Body)
+			}
+		}
+		if n := modelstest.AuditCounts(t, e.store)[models.ActionLoginFailed] - failed; n != 2 {
+			t.Fatalf("%d failed proofs audited, want 2", n)
+		}
+		p := options(`{"proof":"` + staffPassword + `"}`)
+		if p.Status != http.StatusOK || !strings.Contains(p.Body, `"challenge"`) || !strings.Contains(p.Body, `"publicKey"`) {
+			t.Fatalf("options with the password: %d %s", p.Status, p.Body)
+		}
+	})
+}

@@ -106,11 +106,13 @@
     };
   }
 
-  // run begins the button's ceremony, lets the browser answer it (a new
-  // passkey, with the name typed beside it, or a sign-in) and posts the
-  // answer; the server says where to go next.
+  // run begins the button's ceremony (a new passkey's with the password or
+  // code typed beside it), lets the browser answer it (a new passkey, with
+  // the name typed beside it, or a sign-in) and posts the answer; the
+  // server says where to go next.
   async function run(btn) {
-    var start = await post(btn.dataset.passkeyOptions);
+    var proof = document.getElementById(btn.dataset.passkeyProof || "");
+    var start = await post(btn.dataset.passkeyOptions, proof ? { proof: proof.value } : {});
     var pk = publicKeyOptions(start.options);
     var extra = "";
     var cred;
