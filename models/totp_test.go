@@ -2,7 +2,11 @@ package models_test
 
 import (
 	"context"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -465,8 +469,13 @@ func TestSecondStepChangesNeedProof(t *testing.T) {
 		}
 		// So does a current code, which is then spent.
 		code := models.TOTPCode(secret, e.now())
-		if _, err := s.RemovePasskey(ctx, e.u.ID, keys[0].ID, code[:3]+" "+code[3:], "192.0.2.1", ""); err != nil {
+		before, _ := s.GetUser(ctx, e.u.ID)
+		after, err := s.RemovePasskey(ctx, e.u.ID, keys[0].ID, code[:3]+" "+code[3:], "192.0.2.1", "")
+		if err != nil {
 			t.Fatalf("remove a passkey with a current code: %v", err)
+		}
+		if after.SessionVersion <= before.SessionVersion {
+			t.Fatal("removing a passkey did not end the other sessions")
 		}
 		if _, _, err := s.VerifySecondStep(ctx, e.u.ID, code, "192.0.2.1"); err != models.ErrWrongCode {
 			t.Fatalf("the code that removed a passkey, at sign-in: %v; want ErrWrongCode", err)
@@ -474,8 +483,12 @@ func TestSecondStepChangesNeedProof(t *testing.T) {
 		_, err = s.DisableTOTP(ctx, e.u.ID, code, "192.0.2.1", "")
 		wantProofRefused("turn off with a spent code", err)
 		e.advance(30 * time.Second)
-		if _, err := s.DisableTOTP(ctx, e.u.ID, models.TOTPCode(secret, e.now()), "192.0.2.1", ""); err != nil {
+		off, err := s.DisableTOTP(ctx, e.u.ID, models.TOTPCode(secret, e.now()), "192.0.2.1", "")
+		if err != nil {
 			t.Fatalf("turn off with a current code: %v", err)
+		}
+		if off.SessionVersion <= after.SessionVersion {
+			t.Fatal("turning the app off did not end the other sessions")
 		}
 		if on, _ := s.HasSecondFactor(ctx, e.u.ID); on {
 			t.Fatal("a second step is left")
@@ -484,6 +497,62 @@ func TestSecondStepChangesNeedProof(t *testing.T) {
 			if n := countAudit(t, s, a); n != 1 {
 				t.Errorf("%s audited %d times, want 1", a, n)
 			}
+		}
+	})
+}
+
+// A dump of the database alone holds neither an authenticator app's secret
+// (sealed with a key kept outside it) nor a recovery code (hashed): no
+// column of their tables holds one, in any case or spacing.
+func TestSecondStepsUnreadableFromDump(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		e := newTOTPEnv(t, s)
+		secret, codes := e.enrol(t)
+		raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets := []string{strings.ToLower(secret), strings.ToLower(hex.EncodeToString(raw)), strings.ToLower(base64.StdEncoding.EncodeToString(raw)), string(raw)}
+		for _, c := range codes {
+			secrets = append(secrets, c, strings.ReplaceAll(c, "-", ""))
+		}
+		cells := 0
+		for _, table := range []string{"totp_secrets", "recovery_codes"} {
+			rows, err := s.SQLDB().QueryContext(context.Background(), "SELECT * FROM "+table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range vals {
+					cell := strings.ToLower(fmt.Sprint(v))
+					if b, ok := v.([]byte); ok {
+						cell = strings.ToLower(string(b))
+					}
+					cells++
+					for _, sec := range secrets {
+						if strings.Contains(cell, strings.ToLower(sec)) {
+							t.Errorf("%s.%s holds a secret in the clear: %q", table, cols[i], cell)
+						}
+					}
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+		}
+		if cells == 0 {
+			t.Fatal("no rows read")
 		}
 	})
 }
