@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
@@ -387,6 +389,58 @@ func TestPasskeyAddAsksForProof(t *testing.T) {
 		p := options(`{"proof":"` + staffPassword + `"}`)
 		if p.Status != http.StatusOK || !strings.Contains(p.Body, `"challenge"`) || !strings.Contains(p.Body, `"publicKey"`) {
 			t.Fatalf("options with the password: %d %s", p.Status, p.Body)
+		}
+	})
+}
+
+// The passkeys' relying party is the host of PETSTORE_PUBLIC_URL, whatever
+// host the request named, so passkeys stay bound to the public address;
+// unset, it is the request's host (here localhost).
+func TestPasskeyRelyingParty(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		for _, tc := range []struct{ publicURL, want string }{
+			{"http://console.example.test:8080", "console.example.test"},
+			{"", "localhost"},
+		} {
+			e := &env{t: t, store: s}
+			now := time.Now()
+			e.clock.Store(&now)
+			h, err := server.New(context.Background(), server.Deps{Store: s, Config: config.Config{PublicURL: tc.publicURL}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.srv = httptest.NewServer(h)
+			t.Cleanup(e.srv.Close)
+			b := e.browser()
+			tok := csrf(t, b.get("/admin/login"))
+			req, err := http.NewRequest("POST", e.srv.URL+"/admin/login/passkey/options", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = strings.Replace(strings.TrimPrefix(e.srv.URL, "http://"), "127.0.0.1", "localhost", 1)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			req.Header.Set("X-CSRF-Token", tok)
+			for _, ck := range b.client.Jar.Cookies(req.URL) { // the jar goes by the Host header
+				req.AddCookie(ck)
+			}
+			p := b.do(req)
+			var got struct {
+				Options struct {
+					PublicKey struct {
+						RPID             string `json:"rpId"`
+						UserVerification string `json:"userVerification"`
+					} `json:"publicKey"`
+				} `json:"options"`
+			}
+			if err := json.Unmarshal([]byte(p.Body), &got); err != nil || p.Status != http.StatusOK {
+				t.Fatalf("PETSTORE_PUBLIC_URL=%q: sign-in options %d %s (%v)", tc.publicURL, p.Status, p.Body, err)
+			}
+			if got.Options.PublicKey.RPID != tc.want || got.Options.PublicKey.UserVerification != "required" {
+				t.Errorf("PETSTORE_PUBLIC_URL=%q: relying party %q, user verification %q; want %q, required",
+					tc.publicURL, got.Options.PublicKey.RPID, got.Options.PublicKey.UserVerification, tc.want)
+			}
 		}
 	})
 }
