@@ -11,13 +11,14 @@ import (
 
 	"petstore/internal/testkit"
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 // passkeyJourney is a journey on localhost (browsers take passkeys only at
 // a domain name, never an IP address) with a virtual authenticator that
 // keeps discoverable credentials and verifies its user, as a phone or a
-// laptop's fingerprint reader does.
-func passkeyJourney(t *testing.T, driver string) *journey {
+// laptop's fingerprint reader does. It returns the authenticator's id too.
+func passkeyJourney(t *testing.T, driver string) (*journey, webauthn.AuthenticatorID) {
 	t.Helper()
 	j := newJourney(t, driver)
 	j.base = strings.Replace(j.base, "127.0.0.1", "localhost", 1)
@@ -25,14 +26,40 @@ func passkeyJourney(t *testing.T, driver string) *journey {
 	if _, err := chromedp.Call(j.ctx, webauthn.Enable, webauthn.EnableParams{EnableUI: &off}); err != nil {
 		t.Fatalf("enable the WebAuthn domain: %v", err)
 	}
-	_, err := chromedp.Call(j.ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
+	auth, err := chromedp.Call(j.ctx, webauthn.AddVirtualAuthenticator, webauthn.AddVirtualAuthenticatorParams{
 		Options: &webauthn.VirtualAuthenticatorOptions{Protocol: webauthn.AuthenticatorProtocolCtap2, Ctap2version: webauthn.Ctap2versionCtap21,
 			Transport: webauthn.AuthenticatorTransportInternal, HasResidentKey: true, HasUserVerification: true, IsUserVerified: true,
 			AutomaticPresenceSimulation: true}})
 	if err != nil {
 		t.Fatalf("add a virtual authenticator: %v", err)
 	}
-	return j
+	return j, auth.AuthenticatorID
+}
+
+// addPasskey adds a passkey named name on the account page, with the
+// password.
+func (j *journey) addPasskey(name string) {
+	j.t.Helper()
+	j.open("/admin/account")
+	j.waitPath("/admin/account")
+	j.fill("main", "Name of the new passkey", name)
+	j.fill("[data-passkey-box]", "Your password", staffPassword)
+	j.within("click Add a passkey", chromedp.Click(button("//main", "Add a passkey")))
+	j.waitText(`[data-testid="flash"]`, "Your passkey is added.")
+}
+
+// passkeyRefused clicks "Sign in with a passkey" and waits for the refusal
+// it shows, still on the sign-in page.
+func (j *journey) passkeyRefused(what string) string {
+	j.t.Helper()
+	j.open("/admin/login")
+	j.waitPath("/admin/login")
+	j.within("click Sign in with a passkey ("+what+")", chromedp.Click(button("//main", "Sign in with a passkey")))
+	j.waitJS("the refusal ("+what+")", `!document.getElementById("passkey-error").hidden`)
+	if p := j.location().Path; p != "/admin/login" {
+		j.t.Fatalf("%s: the browser went on to %s", what, p)
+	}
+	return j.text("#passkey-error")
 }
 
 // signOut clicks Sign out and waits for the sign-in page.
@@ -49,7 +76,7 @@ func (j *journey) signOut() {
 func TestBrowserPasskeys(t *testing.T) {
 	t.Parallel()
 	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
-		j := passkeyJourney(t, driver)
+		j, _ := passkeyJourney(t, driver)
 		j.signedIn()
 		j.open("/admin/account")
 		j.waitPath("/admin/account")
@@ -176,4 +203,64 @@ func TestBrowserAuthenticatorApp(t *testing.T) {
 		j.signIn(staffUser, staffPassword)
 		j.waitPath("/admin/pets")
 	})
+}
+
+// The server checks what the library advises: an answer without user
+// verification, with a bad signature, or from a copy of the passkey (its
+// sign counter behind the one last seen) is refused and audited, and signs
+// nobody in. The virtual authenticator is told to answer so, as a broken or
+// cloned one would; the browser passes its answers on unchanged.
+func TestBrowserPasskeyRefusals(t *testing.T) {
+	t.Parallel()
+	j, auth := passkeyJourney(t, models.DriverSQLite)
+	j.signedIn()
+	j.addPasskey("Shop laptop")
+	j.signOut()
+	override := func(p webauthn.SetResponseOverrideBitsParams) {
+		t.Helper()
+		p.AuthenticatorID = auth
+		if _, err := chromedp.Call(j.ctx, webauthn.SetResponseOverrideBits, p); err != nil {
+			t.Fatalf("override the authenticator's answers: %v", err)
+		}
+	}
+	yes := true
+	override(webauthn.SetResponseOverrideBitsParams{IsBadUV: &yes})
+	j.passkeyRefused("no user verification")
+	override(webauthn.SetResponseOverrideBitsParams{IsBogusSignature: &yes})
+	j.passkeyRefused("a bad signature")
+	override(webauthn.SetResponseOverrideBitsParams{})
+
+	// A sign-in, so that the server has seen a counter; then a copy of the
+	// key that is behind it.
+	j.within("click Sign in with a passkey", chromedp.Click(button("//main", "Sign in with a passkey")))
+	j.waitPath("/admin/pets")
+	j.signOut()
+	creds, err := chromedp.Call(j.ctx, webauthn.GetCredentials, webauthn.GetCredentialsParams{AuthenticatorID: auth})
+	if err != nil || len(creds.Credentials) != 1 || creds.Credentials[0].SignCount < 1 {
+		t.Fatalf("the authenticator's credentials: %+v, %v; want one that has counted its uses", creds, err)
+	}
+	zero := 0.0
+	if _, err := chromedp.Call(j.ctx, webauthn.SetCredentialProperties, webauthn.SetCredentialPropertiesParams{
+		AuthenticatorID: auth, CredentialID: creds.Credentials[0].CredentialID, SignCount: &zero}); err != nil {
+		t.Fatalf("set the sign counter back: %v", err)
+	}
+	j.passkeyRefused("a counter behind")
+
+	events, _, err := j.store.ListAuditEvents(context.Background(), models.AuditQuery{Action: models.ActionSecondStepFailed, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var details []string
+	for _, e := range events {
+		details = append(details, e.Detail)
+	}
+	all := strings.Join(details, "\n")
+	for _, want := range []string{"User verification required", "Signature invalid", "sign counter did not increase"} {
+		if len(events) != 3 || !strings.Contains(all, want) {
+			t.Errorf("refused passkeys audited as:\n%s\nwant three refusals, one saying %q", all, want)
+		}
+	}
+	if n := modelstest.AuditCounts(t, j.store)[models.ActionLogin]; n != 2 {
+		t.Errorf("%d sign-ins audited, want 2 (the password, the one passkey sign-in)", n)
+	}
 }

@@ -469,10 +469,15 @@ func (ui *Web) finishPasskey(c *gin.Context, pu *passkeyUser, cred *webauthn.Cre
 	c.JSON(http.StatusOK, gin.H{"redirect": next})
 }
 
-// protocolReason is the library's short reason for a refused answer.
+// protocolReason is the library's short reason for a refused answer, with
+// its detail (such as "User verification required but flag not set by
+// authenticator"), which says more than the reason alone in the audit.
 func protocolReason(err error) string {
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.Details != "" {
+		if pe.DevInfo != "" {
+			return pe.Details + " (" + pe.DevInfo + ")"
+		}
 		return pe.Details
 	}
 	s := err.Error()
