@@ -88,7 +88,7 @@ func (s *Store) RenewRecoveryCodes(ctx context.Context, id int64, proof, clientI
 	if err := on(s.db.WithContext(ctx)); err != nil {
 		return nil, s.dbErr("renew recovery codes", err)
 	}
-	if err := s.confirmIdentity(ctx, u, proof, clientIP, "new recovery codes"); err != nil {
+	if err := s.confirmIdentity(ctx, u, proof, clientIP, "making new recovery codes"); err != nil {
 		return nil, err
 	}
 	codes := newRecoveryCodes()

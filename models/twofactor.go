@@ -119,6 +119,10 @@ func (s *Store) ConfirmIdentity(ctx context.Context, id int64, proof, clientIP, 
 	return s.confirmIdentity(ctx, u, proof, clientIP, what)
 }
 
+// PasswordCheckBefore starts the detail of a wrong password given to
+// confirm a change (ActionLoginFailed), which names the change.
+const PasswordCheckBefore = "password check before "
+
 // confirmIdentity checks proof before a signed-in member u removes or
 // replaces one of their second steps, or adds a passkey, so that a session
 // left open or stolen cannot strip the account's second step, read new
@@ -149,7 +153,7 @@ func (s *Store) confirmIdentity(ctx context.Context, u User, proof, clientIP, wh
 			return s.dbErr("read totp", err)
 		}
 	}
-	if _, err := s.checkWithinLimits(ctx, u.Username, proof, clientIP, what); err != nil {
+	if _, err := s.checkWithinLimits(ctx, u.Username, proof, clientIP, PasswordCheckBefore+what); err != nil {
 		if ErrorCode(err) == CodeUnauthorized {
 			return errWrongProof
 		}
