@@ -109,6 +109,9 @@ func (s *Store) RemovePasskey(ctx context.Context, id, pk int64, proof, clientIP
 	}
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		if err := lockMember(tx, id); err != nil {
+			return err
+		}
 		p, err := removablePasskey(tx, id, pk, required)
 		if err != nil {
 			return err

@@ -85,6 +85,20 @@ func (s *Store) DisableTOTP(ctx context.Context, id int64, proof, clientIP, keep
 	}
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		// Again under the member's lock: a passkey removed meanwhile must not
+		// leave a required role's member with no second step.
+		if err := lockMember(tx, id); err != nil {
+			return err
+		}
+		if st.Required {
+			var keys int64
+			if err := tx.Model(&Passkey{}).Where("user_id = ?", id).Count(&keys).Error; err != nil {
+				return err
+			}
+			if keys == 0 {
+				return errLastFactor
+			}
+		}
 		if err := removeSecondFactors(tx, id, false); err != nil {
 			return err
 		}
@@ -160,6 +174,14 @@ func (s *Store) confirmIdentity(ctx context.Context, u User, proof, clientIP, wh
 		return err
 	}
 	return nil
+}
+
+// lockMember locks the member id's row until tx ends, so that changes to
+// their second steps that check what is left (the last one a role
+// requires) run one at a time, on any instance.
+func lockMember(tx *gorm.DB, id int64) error {
+	var u User
+	return tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Where("id = ?", id).Take(&u).Error
 }
 
 // removeSecondFactors deletes every second step of the member id, within
