@@ -94,6 +94,11 @@ func (s *Store) RenewRecoveryCodes(ctx context.Context, id int64, proof, clientI
 	codes := newRecoveryCodes()
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		// Under the member's lock, so that the app turned off meanwhile
+		// takes its codes with it rather than leaving these behind.
+		if err := lockMember(tx, id); err != nil {
+			return err
+		}
 		if err := on(tx); err != nil {
 			return err
 		}
