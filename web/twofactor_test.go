@@ -240,8 +240,9 @@ const SecondStepTimeoutForTests = web.SecondStepTimeout
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // Two instances over one database: the password given on A is completed
-// with a code on B (the half-done sign-in lives in the database's
-// session), and a code used through one is refused through the other.
+// with a code on B (the half-done sign-in is in the signed session cookie,
+// whose keys every instance reads from the database), and a code used
+// through one is refused through the other.
 func TestTwoFactorTwoInstances(t *testing.T) {
 	t.Parallel()
 	for _, driver := range modelstest.Drivers {
