@@ -43,22 +43,31 @@ func (c cli) userCreate(ctx context.Context, args []string) int {
 		return c.fail(errors.New("no password on standard input: pipe it in, as in: echo 'a long password' | petstore user create --username NAME"))
 	}
 	password := strings.TrimRight(line, "\r\n")
+	return c.withStore(ctx, func(store *models.Store) int {
+		if role == "" {
+			if role, err = defaultRole(ctx, store); err != nil {
+				return c.fail(userMessage(err))
+			}
+		}
+		u, err := store.CreateUserWithRole(ctx, username, password, role, models.ActorCLI)
+		if err != nil {
+			return c.fail(userMessage(err))
+		}
+		fmt.Fprintf(c.stdout, "created staff account %s (id %d), role %s\n", u.Username, u.ID, u.Role)
+		return 0
+	})
+}
+
+// withStore opens the store of the configured database, runs act on it
+// and closes it; a store that does not open is one line on stderr and exit
+// code 1.
+func (c cli) withStore(ctx context.Context, act func(*models.Store) int) int {
 	store, err := c.open(ctx)
 	if err != nil {
 		return c.fail(err)
 	}
 	defer store.Close()
-	if role == "" {
-		if role, err = defaultRole(ctx, store); err != nil {
-			return c.fail(userMessage(err))
-		}
-	}
-	u, err := store.CreateUserWithRole(ctx, username, password, role, models.ActorCLI)
-	if err != nil {
-		return c.fail(userMessage(err))
-	}
-	fmt.Fprintf(c.stdout, "created staff account %s (id %d), role %s\n", u.Username, u.ID, u.Role)
-	return 0
+	return act(store)
 }
 
 // defaultRole is the role of an account created without --role: an
@@ -79,29 +88,26 @@ func (c cli) userList(ctx context.Context, args []string) int {
 	if _, code, ok := c.flags("user list", "Lists the staff accounts, one a line: id, username, role (viewer, editor or admin), state (enabled, disabled, or must-change-password after a reset) and creation time.", args, nil); !ok {
 		return code
 	}
-	store, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer store.Close()
-	users, err := store.ListUsers(ctx)
-	if err != nil {
-		return c.fail(userMessage(err))
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUSERNAME\tROLE\tSTATE\tCREATED")
-	for _, u := range users {
-		state := "enabled"
-		switch {
-		case u.Disabled():
-			state = "disabled"
-		case u.MustChangePassword:
-			state = "must-change-password"
+	return c.withStore(ctx, func(store *models.Store) int {
+		users, err := store.ListUsers(ctx)
+		if err != nil {
+			return c.fail(userMessage(err))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Role, state, u.CreatedAt.Format(time.RFC3339))
-	}
-	tw.Flush()
-	return 0
+		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tUSERNAME\tROLE\tSTATE\tCREATED")
+		for _, u := range users {
+			state := "enabled"
+			switch {
+			case u.Disabled():
+				state = "disabled"
+			case u.MustChangePassword:
+				state = "must-change-password"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", u.ID, u.Username, u.Role, state, u.CreatedAt.Format(time.RFC3339))
+		}
+		tw.Flush()
+		return 0
+	})
 }
 
 // userAction parses --username for a command that acts on one account,
@@ -119,16 +125,13 @@ func (c cli) userAction(ctx context.Context, name, synopsis string, args []strin
 		fs.Usage()
 		return 2
 	}
-	store, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer store.Close()
-	u, err := store.FindUser(ctx, username)
-	if err != nil {
-		return c.fail(userMessage(err))
-	}
-	return act(store, u)
+	return c.withStore(ctx, func(store *models.Store) int {
+		u, err := store.FindUser(ctx, username)
+		if err != nil {
+			return c.fail(userMessage(err))
+		}
+		return act(store, u)
+	})
 }
 
 func (c cli) userDisable(ctx context.Context, args []string) int {
@@ -196,19 +199,16 @@ func (c cli) userRekeyTwoFactor(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	store, err := c.open(ctx)
-	if err != nil {
-		return c.fail(err)
-	}
-	defer store.Close()
-	n, missing, err := store.RekeySecrets(ctx)
-	if err != nil {
-		return c.fail(userMessage(err))
-	}
-	if missing > 0 {
-		return c.fail(fmt.Errorf("sealed %d secrets again; %d are sealed with keys neither PETSTORE_SECRET_KEY nor PETSTORE_SECRET_KEYS_OLD holds: "+
-			"add those keys, or reset those members' two-step sign-in (petstore user reset-2fa)", n, missing))
-	}
-	fmt.Fprintf(c.stdout, "sealed %d secrets again under the current key; none left under other keys\n", n)
-	return 0
+	return c.withStore(ctx, func(store *models.Store) int {
+		n, missing, err := store.RekeySecrets(ctx)
+		if err != nil {
+			return c.fail(userMessage(err))
+		}
+		if missing > 0 {
+			return c.fail(fmt.Errorf("sealed %d secrets again; %d are sealed with keys neither PETSTORE_SECRET_KEY nor PETSTORE_SECRET_KEYS_OLD holds: "+
+				"add those keys, or reset those members' two-step sign-in (petstore user reset-2fa)", n, missing))
+		}
+		fmt.Fprintf(c.stdout, "sealed %d secrets again under the current key; none left under other keys\n", n)
+		return 0
+	})
 }

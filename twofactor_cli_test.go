@@ -76,13 +76,26 @@ func TestUserTwoFactorCommands(t *testing.T) {
 			t.Fatalf("sign in with the new key alone after rekey: %v", err)
 		}
 
+		// The reset removes every second step (the app, its recovery codes and
+		// the passkeys) and ends every session, whoever lost them.
+		before, err := s.AddPasskey(ctx, alice.ID, "Laptop", "cred-1", "{}", "")
+		if err != nil {
+			t.Fatal(err)
+		}
 		r = runCLI(t, vars, "", "user", "reset-2fa", "--username", "alice")
 		testkit.WantCode(t, r, 0)
 		if line := testkit.WantOneLine(t, "stdout", r.Stdout); !strings.Contains(line, "reset two-step sign-in of staff account alice") {
 			t.Errorf("reset-2fa said %q", line)
 		}
-		if on, err := s.HasSecondFactor(ctx, alice.ID); err != nil || on {
-			t.Fatalf("after reset-2fa: second step on = %v, %v", on, err)
+		st, err := s.TwoFactorState(ctx, alice.ID)
+		if err != nil || st.On() || st.Pending || st.RecoveryCodesLeft != 0 || len(st.Passkeys) != 0 {
+			t.Fatalf("after reset-2fa: %+v, %v; want no second step left", st, err)
+		}
+		if after, _ := s.GetUser(ctx, alice.ID); after.SessionVersion <= before.SessionVersion {
+			t.Fatalf("after reset-2fa the session version is %d (was %d): sessions not ended", after.SessionVersion, before.SessionVersion)
+		}
+		if u, err := s.Login(ctx, "alice", "correct horse battery staple", "192.0.2.1"); err != nil || u.SecondStep {
+			t.Fatalf("sign-in after reset-2fa: second step %v, %v; want the password alone", u.SecondStep, err)
 		}
 		events, _, err := s.ListAuditEvents(ctx, models.AuditQuery{Action: models.ActionTwoFactorReset, Actor: "cli"})
 		if err != nil || len(events) != 1 || events[0].TargetID != alice.ID {

@@ -88,8 +88,10 @@ func (s *Store) AddPasskey(ctx context.Context, id int64, name, credentialID, cr
 }
 
 // RemovePasskey deletes the member id's passkey pk, unless their role
-// requires a second step and it is their last; their other sessions end.
-func (s *Store) RemovePasskey(ctx context.Context, id, pk int64, keep string) (User, error) {
+// requires a second step and it is their last. proof must be their
+// password or a current code from their app (confirmIdentity). Their
+// other sessions end; keep is kept.
+func (s *Store) RemovePasskey(ctx context.Context, id, pk int64, proof, clientIP, keep string) (User, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
 		return User{}, err
@@ -98,23 +100,21 @@ func (s *Store) RemovePasskey(ctx context.Context, id, pk int64, keep string) (U
 	if err != nil {
 		return User{}, err
 	}
+	// Refused before the proof is asked for: a refusal spends no check.
+	if _, err := removablePasskey(s.db.WithContext(ctx), id, pk, required); err != nil {
+		return User{}, s.passkeyErr(err)
+	}
+	if err := s.confirmIdentity(ctx, u, proof, clientIP, "removing a passkey"); err != nil {
+		return User{}, err
+	}
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
-		var p Passkey
-		if err := tx.Where("id = ? AND user_id = ?", pk, id).Take(&p).Error; err != nil {
+		if err := lockMember(tx, id); err != nil {
 			return err
 		}
-		if required {
-			var others, app int64
-			if err := tx.Model(&Passkey{}).Where("user_id = ? AND id <> ?", id, pk).Count(&others).Error; err != nil {
-				return err
-			}
-			if err := tx.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&app).Error; err != nil {
-				return err
-			}
-			if others+app == 0 {
-				return errLastFactor
-			}
+		p, err := removablePasskey(tx, id, pk, required)
+		if err != nil {
+			return err
 		}
 		if err := tx.Delete(&Passkey{}, p.ID).Error; err != nil {
 			return err
@@ -124,15 +124,46 @@ func (s *Store) RemovePasskey(ctx context.Context, id, pk int64, keep string) (U
 		}
 		return auditUser(tx, now, u.Username, ActionPasskeyRemoved, u, "passkey "+p.Name+"; other sessions ended")
 	})
-	switch {
-	case err == errLastFactor:
-		return User{}, err
-	case errors.Is(err, gorm.ErrRecordNotFound):
-		return User{}, &Error{Code: CodeNotFound, Message: "You have no such passkey."}
-	case err != nil:
-		return User{}, s.dbErr("remove passkey", err)
+	if err != nil {
+		return User{}, s.passkeyErr(err)
 	}
 	return s.GetUser(ctx, id)
+}
+
+// GetPasskey returns the member id's passkey pk: not_found when they have
+// no such passkey.
+func (s *Store) GetPasskey(ctx context.Context, id, pk int64) (Passkey, error) {
+	var p Passkey
+	err := s.db.WithContext(ctx).Where("id = ? AND user_id = ?", pk, id).Take(&p).Error
+	return p, s.passkeyErr(err)
+}
+
+// removablePasskey returns the member id's passkey pk, or errLastFactor
+// when required (their role requires a second step) and it is their last.
+func removablePasskey(db *gorm.DB, id, pk int64, required bool) (Passkey, error) {
+	var p Passkey
+	if err := db.Where("id = ? AND user_id = ?", pk, id).Take(&p).Error; err != nil || !required {
+		return p, err
+	}
+	var others, app int64
+	if err := db.Model(&Passkey{}).Where("user_id = ? AND id <> ?", id, pk).Count(&others).Error; err != nil {
+		return p, err
+	}
+	if err := db.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&app).Error; err != nil {
+		return p, err
+	}
+	if others+app == 0 {
+		return p, errLastFactor
+	}
+	return p, nil
+}
+
+// passkeyErr classifies an error of reading or removing a member's passkey.
+func (s *Store) passkeyErr(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return &Error{Code: CodeNotFound, Message: "You have no such passkey."}
+	}
+	return s.dbErr("remove passkey", err)
 }
 
 // UsePasskey records a sign-in with the passkey p: its credential as the

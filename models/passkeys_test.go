@@ -2,9 +2,11 @@ package models_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"petstore/models"
 	"petstore/models/modelstest"
@@ -84,17 +86,17 @@ func TestPasskeysStore(t *testing.T) {
 		if err := s.RequireTwoFactor(ctx, e.u.Role, true, "boss"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, ""); models.ErrorCode(err) != models.CodeConflict {
+		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, anaPassword, "192.0.2.1", ""); models.ErrorCode(err) != models.CodeConflict {
 			t.Fatalf("remove the last passkey while required: %v", err)
 		}
 		e.enrol(t)
-		if _, err := s.DisableTOTP(ctx, e.u.ID, ""); err != nil {
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); err != nil {
 			t.Fatalf("turn the app off with a passkey left: %v", err)
 		}
 		if _, err := s.AddPasskey(ctx, e.u.ID, "Phone", "cred-2", "{}", ""); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, ""); err != nil {
+		if _, err := s.RemovePasskey(ctx, e.u.ID, p.ID, anaPassword, "192.0.2.1", ""); err != nil {
 			t.Fatalf("remove one of two passkeys: %v", err)
 		}
 		if _, err := s.ResetTwoFactor(ctx, e.u.ID, "boss"); err != nil {
@@ -102,6 +104,63 @@ func TestPasskeysStore(t *testing.T) {
 		}
 		if keys, _ := s.ListPasskeys(ctx, e.u.ID); len(keys) != 0 {
 			t.Fatalf("passkeys after a reset: %d", len(keys))
+		}
+	})
+}
+
+// A member whose role requires a second step, with an app and one passkey,
+// turning the app off and removing the passkey at once: one goes through,
+// the other is refused, and a second step is left, on either engine.
+func TestLastFactorAtOnce(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		e := newTOTPEnv(t, s)
+		ctx := context.Background()
+		if err := s.RequireTwoFactor(ctx, e.u.Role, true, "boss"); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 8 {
+			st, err := s.TwoFactorState(ctx, e.u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !st.TOTP {
+				e.advance(time.Minute)
+				e.enrol(t)
+			}
+			if len(st.Passkeys) == 0 {
+				if _, err := s.AddPasskey(ctx, e.u.ID, "Key", "cred-"+strconv.Itoa(round), "{}", ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+			keys, _ := s.ListPasskeys(ctx, e.u.ID)
+			var (
+				wg     sync.WaitGroup
+				start  = make(chan struct{})
+				passed atomic.Int32
+			)
+			for _, change := range []func() error{
+				func() error { _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); return err },
+				func() error {
+					_, err := s.RemovePasskey(ctx, e.u.ID, keys[0].ID, anaPassword, "192.0.2.1", "")
+					return err
+				},
+			} {
+				wg.Go(func() {
+					<-start
+					switch err := change(); {
+					case err == nil:
+						passed.Add(1)
+					case models.ErrorCode(err) != models.CodeConflict:
+						t.Errorf("round %d: %v; want done or conflict", round, err)
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			if on, err := s.HasSecondFactor(ctx, e.u.ID); err != nil || !on || passed.Load() != 1 {
+				t.Fatalf("round %d: %d of the two changes went through, a second step left: %v (%v); want one, and one left", round, passed.Load(), on, err)
+			}
 		}
 	})
 }

@@ -66,30 +66,47 @@ func replaceRecoveryCodes(tx *gorm.DB, id int64, codes []string, now time.Time) 
 var errTwoFactorOff = &Error{Code: CodeConflict, Message: "Recovery codes come with two-step sign-in. Turn it on first."}
 
 // RenewRecoveryCodes voids the member id's recovery codes and returns ten
-// new ones, to be shown once.
-func (s *Store) RenewRecoveryCodes(ctx context.Context, id int64) ([]string, error) {
+// new ones, to be shown once. proof must be their password or a current
+// code from their app (confirmIdentity): whoever holds the new codes can
+// pass the second step.
+func (s *Store) RenewRecoveryCodes(ctx context.Context, id int64, proof, clientIP string) ([]string, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	on := func(db *gorm.DB) error {
+		var n int64
+		if err := db.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return errTwoFactorOff
+		}
+		return nil
+	}
+	// Refused before the proof is asked for: a refusal spends no check.
+	if err := on(s.db.WithContext(ctx)); err != nil {
+		return nil, s.dbErr("renew recovery codes", err)
+	}
+	if err := s.confirmIdentity(ctx, u, proof, clientIP, "making new recovery codes"); err != nil {
 		return nil, err
 	}
 	codes := newRecoveryCodes()
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&totpSecret{}).Where("user_id = ? AND confirmed_at IS NOT NULL", id).Count(&n).Error; err != nil {
+		// Under the member's lock, so that the app turned off meanwhile
+		// takes its codes with it rather than leaving these behind.
+		if err := lockMember(tx, id); err != nil {
 			return err
 		}
-		if n == 0 {
-			return errTwoFactorOff
+		if err := on(tx); err != nil {
+			return err
 		}
 		if err := replaceRecoveryCodes(tx, id, codes, now); err != nil {
 			return err
 		}
 		return auditUser(tx, now, u.Username, ActionRecoveryCodesRenewed, u, "the old ones are void")
 	})
-	if err == errTwoFactorOff {
-		return nil, err
-	}
 	if err != nil {
 		return nil, s.dbErr("renew recovery codes", err)
 	}

@@ -313,11 +313,7 @@ func (s *Store) VerifySecondStep(ctx context.Context, id int64, code, clientIP s
 			if secret == "" {
 				return false, nil
 			}
-			step := matchTOTP(secret, code, now)
-			if step == 0 {
-				return false, nil
-			}
-			return spendStep(s.db.WithContext(ctx), id, step)
+			return spendCode(s.db.WithContext(ctx), id, secret, code, now)
 		}
 		ok := false
 		err := s.transaction(ctx, func(tx *gorm.DB) error {
@@ -351,6 +347,17 @@ func (s *Store) VerifySecondStep(ctx context.Context, id int64, code, clientIP s
 		}
 	}
 	return u, how, nil
+}
+
+// spendCode spends code, of the authenticator app with secret, for id at
+// now: it reports whether code is a code of the window around now that
+// was not used before (spendStep).
+func spendCode(db *gorm.DB, id int64, secret, code string, now time.Time) (bool, error) {
+	step := matchTOTP(secret, code, now)
+	if step == 0 {
+		return false, nil
+	}
+	return spendStep(db, id, step)
 }
 
 // spendStep records step as used for id: of any number of uses at once,

@@ -2,6 +2,12 @@ package models_test
 
 import (
 	"context"
+	"encoding/base32"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +17,9 @@ import (
 	"petstore/models"
 	"petstore/models/modelstest"
 )
+
+// anaPassword is the password of the member of a totpEnv.
+const anaPassword = "correct horse battery staple"
 
 // totpEnv is a store with one member and a clock that stands still unless
 // moved.
@@ -26,7 +35,7 @@ func newTOTPEnv(t *testing.T, s *models.Store) *totpEnv {
 	now := time.Date(2026, 11, 27, 9, 0, 10, 0, time.UTC)
 	e.clock.Store(&now)
 	s.SetClock(func() time.Time { return *e.clock.Load() })
-	u, err := s.CreateUser(context.Background(), "ana", "correct horse battery staple", "test")
+	u, err := s.CreateUser(context.Background(), "ana", anaPassword, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +186,7 @@ func TestRecoveryCodes(t *testing.T) {
 		if n := countAudit(t, s, models.ActionRecoveryCodeUsed); n != 3 {
 			t.Fatalf("%d recovery code uses audited, want 3", n)
 		}
-		fresh, err := s.RenewRecoveryCodes(ctx, e.u.ID)
+		fresh, err := s.RenewRecoveryCodes(ctx, e.u.ID, anaPassword, "192.0.2.1")
 		if err != nil || len(fresh) != 10 {
 			t.Fatal(len(fresh), err)
 		}
@@ -371,7 +380,7 @@ func TestTwoFactorRequiredAndReset(t *testing.T) {
 		if need, _ := s.NeedsSecondFactorSetup(ctx, e.u); need {
 			t.Fatal("required and set up: still asked to set up")
 		}
-		if _, err := s.DisableTOTP(ctx, e.u.ID, ""); models.ErrorCode(err) != models.CodeConflict {
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); models.ErrorCode(err) != models.CodeConflict {
 			t.Fatalf("turn off the last step while required: %v; want conflict", err)
 		}
 		u, err := s.ResetTwoFactor(ctx, e.u.ID, "boss")
@@ -386,13 +395,164 @@ func TestTwoFactorRequiredAndReset(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.enrol(t)
-		if _, err := s.DisableTOTP(ctx, e.u.ID, ""); err != nil {
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); err != nil {
 			t.Fatalf("turn off when not required: %v", err)
 		}
 		for _, a := range []string{models.ActionTwoFactorRequired, models.ActionTwoFactorOptional, models.ActionTwoFactorReset, models.ActionTwoFactorDisabled} {
 			if n := countAudit(t, s, a); n != 1 {
 				t.Errorf("%s audited %d times, want 1", a, n)
 			}
+		}
+	})
+}
+
+// Removing or replacing a second step asks for the member's password or a
+// current code from their app: a session left open cannot turn the app
+// off, read new recovery codes or remove a passkey. A wrong proof changes
+// nothing, is audited and counts against the sign-in limits; a code that
+// proved it is spent; a refusal for another reason spends no check.
+func TestSecondStepChangesNeedProof(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		e := newTOTPEnv(t, s)
+		ctx := context.Background()
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.1", ""); models.ErrorCode(err) != models.CodeConflict {
+			t.Fatalf("turn off an app that is not on: %v; want conflict", err)
+		}
+		secret, codes := e.enrol(t)
+		if _, err := s.AddPasskey(ctx, e.u.ID, "Laptop", "cred-1", "{}", ""); err != nil {
+			t.Fatal(err)
+		}
+		keys, _ := s.ListPasskeys(ctx, e.u.ID)
+		wantProofRefused := func(what string, err error) {
+			t.Helper()
+			var me *models.Error
+			if !errors.As(err, &me) || me.Code != models.CodeInvalidRequest || me.Field(models.FieldProof) == "" {
+				t.Fatalf("%s: %v; want the proof field refused", what, err)
+			}
+		}
+		e.advance(time.Minute)
+		failedCodes, failedPasswords := countAudit(t, s, models.ActionSecondStepFailed), countAudit(t, s, models.ActionLoginFailed)
+		for _, proof := range []string{"", "not my password at all", "000000"} {
+			if proof == models.TOTPCode(secret, e.now()) {
+				proof = "111111"
+			}
+			_, err := s.DisableTOTP(ctx, e.u.ID, proof, "192.0.2.10", "")
+			wantProofRefused("turn off with "+strconv.Quote(proof), err)
+		}
+		_, err := s.RenewRecoveryCodes(ctx, e.u.ID, "wrong password, long", "192.0.2.11")
+		wantProofRefused("new recovery codes with a wrong password", err)
+		_, err = s.RemovePasskey(ctx, e.u.ID, keys[0].ID, "wrong password, long", "192.0.2.12", "")
+		wantProofRefused("remove a passkey with a wrong password", err)
+		if st, _ := s.TwoFactorState(ctx, e.u.ID); !st.TOTP || st.RecoveryCodesLeft != 10 || len(st.Passkeys) != 1 {
+			t.Fatalf("after wrong proofs: %+v; want everything kept", st)
+		}
+		if _, _, err := s.VerifySecondStep(ctx, e.u.ID, codes[0], "192.0.2.1"); err != nil {
+			t.Fatalf("a recovery code after a refused renewal: %v", err)
+		}
+		if a, b := countAudit(t, s, models.ActionSecondStepFailed)-failedCodes, countAudit(t, s, models.ActionLoginFailed)-failedPasswords; a != 1 || b != 4 {
+			t.Fatalf("wrong proofs audited: %d codes, %d passwords; want 1 and 4", a, b)
+		}
+		// Wrong proofs count against the limits of the address.
+		for i := range models.MaxFailuresPerUsernameAddress - 3 {
+			_, err := s.DisableTOTP(ctx, e.u.ID, "wrong password, long", "192.0.2.10", "")
+			wantProofRefused("wrong proof "+strconv.Itoa(i+4), err)
+		}
+		if _, err := s.DisableTOTP(ctx, e.u.ID, anaPassword, "192.0.2.10", ""); models.ErrorCode(err) != models.CodeRateLimited {
+			t.Fatalf("the right password after %d wrong proofs from one address: %v; want rate_limited", models.MaxFailuresPerUsernameAddress, err)
+		}
+
+		// The password proves it.
+		fresh, err := s.RenewRecoveryCodes(ctx, e.u.ID, anaPassword, "192.0.2.1")
+		if err != nil || len(fresh) != models.RecoveryCodeCount {
+			t.Fatalf("new recovery codes with the password: %d, %v", len(fresh), err)
+		}
+		// So does a current code, which is then spent.
+		code := models.TOTPCode(secret, e.now())
+		before, _ := s.GetUser(ctx, e.u.ID)
+		after, err := s.RemovePasskey(ctx, e.u.ID, keys[0].ID, code[:3]+" "+code[3:], "192.0.2.1", "")
+		if err != nil {
+			t.Fatalf("remove a passkey with a current code: %v", err)
+		}
+		if after.SessionVersion <= before.SessionVersion {
+			t.Fatal("removing a passkey did not end the other sessions")
+		}
+		if _, _, err := s.VerifySecondStep(ctx, e.u.ID, code, "192.0.2.1"); err != models.ErrWrongCode {
+			t.Fatalf("the code that removed a passkey, at sign-in: %v; want ErrWrongCode", err)
+		}
+		_, err = s.DisableTOTP(ctx, e.u.ID, code, "192.0.2.1", "")
+		wantProofRefused("turn off with a spent code", err)
+		e.advance(30 * time.Second)
+		off, err := s.DisableTOTP(ctx, e.u.ID, models.TOTPCode(secret, e.now()), "192.0.2.1", "")
+		if err != nil {
+			t.Fatalf("turn off with a current code: %v", err)
+		}
+		if off.SessionVersion <= after.SessionVersion {
+			t.Fatal("turning the app off did not end the other sessions")
+		}
+		if on, _ := s.HasSecondFactor(ctx, e.u.ID); on {
+			t.Fatal("a second step is left")
+		}
+		for _, a := range []string{models.ActionRecoveryCodesRenewed, models.ActionPasskeyRemoved, models.ActionTwoFactorDisabled} {
+			if n := countAudit(t, s, a); n != 1 {
+				t.Errorf("%s audited %d times, want 1", a, n)
+			}
+		}
+	})
+}
+
+// A dump of the database alone holds neither an authenticator app's secret
+// (sealed with a key kept outside it) nor a recovery code (hashed): no
+// column of their tables holds one, in any case or spacing.
+func TestSecondStepsUnreadableFromDump(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		e := newTOTPEnv(t, s)
+		secret, codes := e.enrol(t)
+		raw, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secrets := []string{strings.ToLower(secret), strings.ToLower(hex.EncodeToString(raw)), strings.ToLower(base64.StdEncoding.EncodeToString(raw)), string(raw)}
+		for _, c := range codes {
+			secrets = append(secrets, c, strings.ReplaceAll(c, "-", ""))
+		}
+		cells := 0
+		for _, table := range []string{"totp_secrets", "recovery_codes"} {
+			rows, err := s.SQLDB().QueryContext(context.Background(), "SELECT * FROM "+table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			for rows.Next() {
+				vals := make([]any, len(cols))
+				ptrs := make([]any, len(cols))
+				for i := range vals {
+					ptrs[i] = &vals[i]
+				}
+				if err := rows.Scan(ptrs...); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range vals {
+					cell := strings.ToLower(fmt.Sprint(v))
+					if b, ok := v.([]byte); ok {
+						cell = strings.ToLower(string(b))
+					}
+					cells++
+					for _, sec := range secrets {
+						if strings.Contains(cell, strings.ToLower(sec)) {
+							t.Errorf("%s.%s holds a secret in the clear: %q", table, cols[i], cell)
+						}
+					}
+				}
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+		}
+		if cells == 0 {
+			t.Fatal("no rows read")
 		}
 	})
 }

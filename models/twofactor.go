@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -57,29 +58,47 @@ func (s *Store) TwoFactorState(ctx context.Context, id int64) (TwoFactor, error)
 var errLastFactor = &Error{Code: CodeConflict,
 	Message: "Your role requires two-step sign-in, so it cannot be turned off. An admin can lift the requirement on the Staff page."}
 
+// errTOTPOff refuses to turn off an authenticator app that is not on.
+var errTOTPOff = &Error{Code: CodeConflict, Message: "Two-step sign-in with an authenticator app is off already."}
+
 // DisableTOTP turns the member id's authenticator app off and voids their
 // recovery codes, unless their role requires a second step and they have
-// no passkey. The member's other sessions end; keep is kept.
-func (s *Store) DisableTOTP(ctx context.Context, id int64, keep string) (User, error) {
+// no passkey. proof must be their password or a current code from the app
+// (confirmIdentity). The member's other sessions end; keep is kept.
+func (s *Store) DisableTOTP(ctx context.Context, id int64, proof, clientIP, keep string) (User, error) {
 	u, err := s.GetUser(ctx, id)
 	if err != nil {
 		return User{}, err
 	}
-	required, err := s.RoleRequiresTwoFactor(ctx, u.Role)
+	st, err := s.TwoFactorState(ctx, id)
 	if err != nil {
 		return User{}, err
 	}
-	if required {
-		keys, err := s.ListPasskeys(ctx, id)
-		if err != nil {
-			return User{}, err
-		}
-		if len(keys) == 0 {
-			return User{}, errLastFactor
-		}
+	switch {
+	case !st.TOTP:
+		return User{}, errTOTPOff
+	case st.Required && len(st.Passkeys) == 0:
+		return User{}, errLastFactor
+	}
+	if err := s.confirmIdentity(ctx, u, proof, clientIP, "turning off two-step sign-in"); err != nil {
+		return User{}, err
 	}
 	now := s.now()
 	err = s.transaction(ctx, func(tx *gorm.DB) error {
+		// Again under the member's lock: a passkey removed meanwhile must not
+		// leave a required role's member with no second step.
+		if err := lockMember(tx, id); err != nil {
+			return err
+		}
+		if st.Required {
+			var keys int64
+			if err := tx.Model(&Passkey{}).Where("user_id = ?", id).Count(&keys).Error; err != nil {
+				return err
+			}
+			if keys == 0 {
+				return errLastFactor
+			}
+		}
 		if err := removeSecondFactors(tx, id, false); err != nil {
 			return err
 		}
@@ -92,6 +111,77 @@ func (s *Store) DisableTOTP(ctx context.Context, id int64, keep string) (User, e
 		return User{}, s.dbErr("disable totp", err)
 	}
 	return s.GetUser(ctx, id)
+}
+
+// FieldProof is the field in which a member proves it is them before
+// changing their own second steps: their password, or a current code from
+// their authenticator app.
+const FieldProof = "proof"
+
+// errWrongProof refuses a proof that is neither the password nor a current
+// code.
+var errWrongProof = fieldError(FieldProof, "That is neither your password nor a current code from your authenticator app.")
+
+// ConfirmIdentity checks proof, the password of the member id or a current
+// code from their app, before a change that is theirs to make only (adding
+// a passkey): as confirmIdentity, what naming the change.
+func (s *Store) ConfirmIdentity(ctx context.Context, id int64, proof, clientIP, what string) error {
+	u, err := s.GetUser(ctx, id)
+	if err != nil {
+		return err
+	}
+	return s.confirmIdentity(ctx, u, proof, clientIP, what)
+}
+
+// PasswordCheckBefore starts the detail of a wrong password given to
+// confirm a change (ActionLoginFailed), which names the change.
+const PasswordCheckBefore = "password check before "
+
+// confirmIdentity checks proof before a signed-in member u removes or
+// replaces one of their second steps, or adds a passkey, so that a session
+// left open or stolen cannot strip the account's second step, read new
+// recovery codes or give itself a way back in without the password (NIST
+// SP 800-63B asks the same before an authenticator is removed). proof is a current code of their authenticator app, spent
+// like a sign-in's (the six digits of a code are never a password, which
+// has at least twelve characters), or else their password. Either counts
+// against the sign-in limits and a wrong one is audited, as at sign-in;
+// what says which change it was for.
+func (s *Store) confirmIdentity(ctx context.Context, u User, proof, clientIP, what string) error {
+	if code := normalCode(proof); isTOTPCode(code) {
+		var row totpSecret
+		err := s.db.WithContext(ctx).Where("user_id = ? AND confirmed_at IS NOT NULL", u.ID).Take(&row).Error
+		switch {
+		case err == nil:
+			secret, err := s.openTOTP(row)
+			if err != nil {
+				return err
+			}
+			err = s.checkCode(ctx, u, clientIP, what, func() (bool, error) {
+				return spendCode(s.db.WithContext(ctx), u.ID, secret, code, s.now())
+			})
+			if err == ErrWrongCode {
+				return errWrongProof
+			}
+			return err
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return s.dbErr("read totp", err)
+		}
+	}
+	if _, err := s.checkWithinLimits(ctx, u.Username, proof, clientIP, PasswordCheckBefore+what); err != nil {
+		if ErrorCode(err) == CodeUnauthorized {
+			return errWrongProof
+		}
+		return err
+	}
+	return nil
+}
+
+// lockMember locks the member id's row until tx ends, so that changes to
+// their second steps that check what is left (the last one a role
+// requires) run one at a time, on any instance.
+func lockMember(tx *gorm.DB, id int64) error {
+	var u User
+	return tx.Clauses(clause.Locking{Strength: "UPDATE"}).Select("id").Where("id = ?", id).Take(&u).Error
 }
 
 // removeSecondFactors deletes every second step of the member id, within

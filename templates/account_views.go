@@ -1,5 +1,7 @@
 package templates
 
+import "strconv"
+
 // SecondStepView is the sign-in's second step: a code after the password.
 type SecondStepView struct {
 	Error string
@@ -27,6 +29,9 @@ type AccountView struct {
 	Required, MustSetUp bool
 	// Error is a refusal to show at the top of the two-step section.
 	Error string
+	// ProofError is the refusal of the password or code asked for by the
+	// form ProofFor (ProofDisable, ProofRenew).
+	ProofError, ProofFor string
 	// Passkeys are the member's passkeys.
 	Passkeys []PasskeyRow
 }
@@ -68,4 +73,34 @@ type RecoveryCodesView struct {
 type ResetTwoFactorView struct {
 	ID       int64
 	Username string
+}
+
+// The account page's forms that ask for the password or a code.
+const (
+	ProofDisable = "disable"
+	ProofRenew   = "renew"
+)
+
+// proofError is the refusal to show in form's password or code field.
+func (v AccountView) proofError(form string) string {
+	if v.ProofFor != form {
+		return ""
+	}
+	return v.ProofError
+}
+
+// RemovePasskeyView asks to confirm removing one of the member's passkeys.
+type RemovePasskeyView struct {
+	ID   int64
+	Name string
+	// TOTP says the member may prove it is them with a code from their app.
+	TOTP bool
+	// ProofError is the refusal of the password or code; Error another
+	// refusal (the role requires the last second step, too many tries).
+	ProofError, Error string
+}
+
+// PasskeyRemovePath is the address that removes the passkey id.
+func PasskeyRemovePath(id int64) string {
+	return "/admin/account/passkeys/" + strconv.FormatInt(id, 10) + "/delete"
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/boombuler/barcode/qr"
@@ -71,6 +73,11 @@ func (ui *Web) renderAccountWith(c *gin.Context, status int, refusal string, pas
 		ui.fail(c, err)
 		return
 	}
+	ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), ui.accountView(u, st, refusal, password)))
+}
+
+// accountView is the account page of u, whose second steps are st.
+func (ui *Web) accountView(u models.User, st models.TwoFactor, refusal string, password templates.PasswordForm) templates.AccountView {
 	v := templates.AccountView{Username: u.Username, TOTP: st.TOTP, Pending: st.Pending, RecoveryCodesLeft: st.RecoveryCodesLeft,
 		Required: st.Required, MustSetUp: st.Required && !st.On(), Error: refusal,
 		Password: password, MinPasswordLength: models.MinPasswordLength, MustChangePassword: u.MustChangePassword}
@@ -78,7 +85,7 @@ func (ui *Web) renderAccountWith(c *gin.Context, status int, refusal string, pas
 		row := templates.PasskeyRow{ID: k.ID, Name: k.Name, Created: ui.when(k.CreatedAt), LastUsed: ui.whenOr(k.LastUsedAt, "never")}
 		v.Passkeys = append(v.Passkeys, row)
 	}
-	ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), v))
+	return v
 }
 
 // showPasswordForm leads to the password form, which lives on the account
@@ -190,21 +197,61 @@ func (ui *Web) confirmTOTP(c *gin.Context) {
 		templates.RecoveryCodesView{Codes: codes, Enabled: true}))
 }
 
-// disableTOTP turns two-step sign-in off, unless the role requires it.
+// disableTOTP turns two-step sign-in off, unless the role requires it,
+// once the member gave their password or a current code.
 func (ui *Web) disableTOTP(c *gin.Context) {
-	u, err := ui.store.DisableTOTP(c.Request.Context(), currentUser(c).ID, ui.sessionHandle(c))
+	u, err := ui.store.DisableTOTP(c.Request.Context(), currentUser(c).ID, c.PostForm("proof"), c.ClientIP(), ui.sessionHandle(c))
+	if ui.refusedOnAccount(c, err, templates.ProofDisable) {
+		return
+	}
 	ui.secondStepsChanged(c, u, err, "Two-step sign-in is off. Your other sessions have been signed out.")
 }
 
-// secondStepsChanged answers a change of the member's own second steps
-// that ended their other sessions: a refusal (the role requires the last
-// one) on the account page, else done as a message there, this session
-// kept.
-func (ui *Web) secondStepsChanged(c *gin.Context, u models.User, err error, done string) {
-	if models.ErrorCode(err) == models.CodeConflict {
-		ui.renderAccount(c, http.StatusConflict, errMessage(err))
-		return
+// refusedOnAccount answers a refusal of a change asked for by the account
+// page's form: a wrong password or code beside its field (422), too many
+// tries (429, with Retry-After) or a refused change (409) at the top of
+// the two-step section. It reports whether it answered.
+func (ui *Web) refusedOnAccount(c *gin.Context, err error, form string) bool {
+	return ui.proofRefused(c, err, func(status int, refusal, proofError string) {
+		u := currentUser(c)
+		st, err := ui.store.TwoFactorState(c.Request.Context(), u.ID)
+		if err != nil {
+			ui.fail(c, err)
+			return
+		}
+		v := ui.accountView(u, st, refusal, templates.PasswordForm{})
+		v.ProofError, v.ProofFor = proofError, form
+		ui.render(c, status, templates.AccountPage(ui.page(c, "Your account", "account"), v))
+	})
+}
+
+// proofRefused answers err when it refuses a change to the member's second
+// steps (a wrong password or code: 422; too many tries: 429 with
+// Retry-After; a change the state forbids: 409) with render, given the
+// status and the refusal to show at the top or beside the field. It
+// reports whether it answered.
+func (ui *Web) proofRefused(c *gin.Context, err error, render func(status int, refusal, proofError string)) bool {
+	var e *models.Error
+	switch {
+	case err == nil || !errors.As(err, &e):
+		return false
+	case e.Code == models.CodeInvalidRequest && e.Field(models.FieldProof) != "":
+		render(http.StatusUnprocessableEntity, "", e.Field(models.FieldProof))
+	case e.Code == models.CodeRateLimited:
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		render(http.StatusTooManyRequests, e.Message, "")
+	case e.Code == models.CodeConflict:
+		render(http.StatusConflict, e.Message, "")
+	default:
+		return false
 	}
+	return true
+}
+
+// secondStepsChanged answers a change of the member's own second steps
+// that ended their other sessions: done as a message on the account page,
+// this session kept.
+func (ui *Web) secondStepsChanged(c *gin.Context, u models.User, err error, done string) {
 	if err != nil {
 		ui.fail(c, err)
 		return
@@ -216,11 +263,11 @@ func (ui *Web) secondStepsChanged(c *gin.Context, u models.User, err error, done
 	c.Redirect(http.StatusSeeOther, accountPath)
 }
 
-// renewRecoveryCodes voids the member's recovery codes and shows new ones.
+// renewRecoveryCodes voids the member's recovery codes and shows new ones,
+// once the member gave their password or a current code.
 func (ui *Web) renewRecoveryCodes(c *gin.Context) {
-	codes, err := ui.store.RenewRecoveryCodes(c.Request.Context(), currentUser(c).ID)
-	if models.ErrorCode(err) == models.CodeConflict {
-		ui.renderAccount(c, http.StatusConflict, errMessage(err))
+	codes, err := ui.store.RenewRecoveryCodes(c.Request.Context(), currentUser(c).ID, c.PostForm("proof"), c.ClientIP())
+	if ui.refusedOnAccount(c, err, templates.ProofRenew) {
 		return
 	}
 	if err != nil {

@@ -258,9 +258,14 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 	case models.ActionLoginFailed:
 		what, from, _ := strings.Cut(ev.Detail, " from ")
 		s.say("someone failed to ")
-		if strings.HasPrefix(what, "password change") {
+		change, confirming := strings.CutPrefix(what, models.PasswordCheckBefore)
+		switch {
+		case strings.HasPrefix(what, "password change"):
 			s.say("change the password of ")
-		} else {
+		case confirming:
+			s.say("give the password of ")
+			s.note = "Asked before " + change + ". "
+		default:
 			s.say("sign in as ")
 		}
 		if ev.ActorKind == models.ActorKindAnonymous {

@@ -59,6 +59,8 @@ func TestDescribeEvent(t *testing.T) {
 			"Someone failed to sign in as an unknown username", "From 10.0.0.1."},
 		{"failed password change", models.AuditEvent{Actor: "ana", ActorKind: models.ActorKindStaff, Action: models.ActionLoginFailed, TargetType: models.TargetUser, TargetID: 1, Detail: "password change from 10.0.0.1"},
 			"Someone failed to change the password of ana", "From 10.0.0.1."},
+		{"wrong password before a change to the second steps", models.AuditEvent{Actor: "ana", ActorKind: models.ActorKindStaff, Action: models.ActionLoginFailed, TargetType: models.TargetUser, TargetID: 1, Detail: "password check before removing a passkey from 10.0.0.1"},
+			"Someone failed to give the password of ana", "Asked before removing a passkey. From 10.0.0.1."},
 		{"disabled", ana(models.ActionUserDisabled, models.TargetUser, 2, "username=bob; sessions ended; API keys not revoked"),
 			"Ana disabled the account of bob", "Their sessions were ended; the API keys they created still work."},
 		{"enabled", ana(models.ActionUserEnabled, models.TargetUser, 2, "username=bob"), "Ana enabled the account of bob again", ""},

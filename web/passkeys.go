@@ -7,15 +7,18 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
 	"petstore/models"
+	"petstore/templates"
 )
 
 // Passkeys (WebAuthn). The ceremonies run in the browser (static/js/
@@ -39,6 +42,7 @@ const (
 func (ui *Web) registerPasskeys(admin, staff gin.IRouter) {
 	staff.POST("/account/passkeys/options", ui.passkeyRegisterOptions)
 	staff.POST("/account/passkeys", ui.passkeyRegister)
+	staff.GET("/account/passkeys/:id/delete", ui.confirmPasskeyRemove)
 	staff.POST("/account/passkeys/:id/delete", ui.passkeyRemove)
 	admin.POST("/login/passkey/options", ui.passkeyLoginOptions)
 	admin.POST("/login/passkey", ui.passkeyLogin)
@@ -169,8 +173,33 @@ func (ui *Web) take(c *gin.Context, id int64, purpose string) (webauthn.SessionD
 
 // passkeyRegisterOptions begins registering a passkey for the member: a
 // discoverable credential with user verification, none they have already.
+// It first asks for the member's password or a current code (the JSON
+// body's proof): a passkey signs in without a password, so a session left
+// open must not be able to add one.
 func (ui *Web) passkeyRegisterOptions(c *gin.Context) {
 	rp, err := ui.relyingParty(c)
+	if err != nil {
+		ui.jsonFail(c, err)
+		return
+	}
+	var body struct {
+		Proof string `json:"proof"`
+	}
+	if err := json.NewDecoder(c.Request.Body).Decode(&body); err != nil {
+		ui.jsonError(c, http.StatusBadRequest, "The request could not be read.")
+		return
+	}
+	err = ui.store.ConfirmIdentity(c.Request.Context(), currentUser(c).ID, body.Proof, c.ClientIP(), "adding a passkey")
+	var e *models.Error
+	if errors.As(err, &e) && e.Field(models.FieldProof) != "" {
+		ui.jsonError(c, http.StatusUnprocessableEntity, e.Field(models.FieldProof))
+		return
+	}
+	if errors.As(err, &e) && e.Code == models.CodeRateLimited {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+		ui.jsonError(c, http.StatusTooManyRequests, e.Message)
+		return
+	}
 	if err != nil {
 		ui.jsonFail(c, err)
 		return
@@ -236,15 +265,52 @@ func (ui *Web) passkeyRegister(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"redirect": accountPath})
 }
 
-// passkeyRemove removes one of the member's passkeys (a form: it needs no
-// JavaScript), unless it is the last second step their role requires.
+// errNoSuchPasskey answers a passkey id that is not one of the member's.
+var errNoSuchPasskey = &models.Error{Code: models.CodeNotFound, Message: "You have no such passkey."}
+
+// confirmPasskeyRemove asks the member to confirm removing one of their
+// passkeys with their password or a current code (a page: it needs no
+// JavaScript).
+func (ui *Web) confirmPasskeyRemove(c *gin.Context) {
+	ui.renderPasskeyRemove(c, http.StatusOK, "", "")
+}
+
+// renderPasskeyRemove shows the confirmation of a passkey's removal with
+// a refusal at the top or beside the password or code.
+func (ui *Web) renderPasskeyRemove(c *gin.Context, status int, refusal, proofError string) {
+	ctx := c.Request.Context()
+	id, ok := models.ParseID(c.Param("id"))
+	if !ok {
+		ui.fail(c, errNoSuchPasskey)
+		return
+	}
+	p, err := ui.store.GetPasskey(ctx, currentUser(c).ID, id)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	st, err := ui.store.TwoFactorState(ctx, currentUser(c).ID)
+	if err != nil {
+		ui.fail(c, err)
+		return
+	}
+	ui.render(c, status, templates.RemovePasskeyPage(ui.page(c, "Remove a passkey", "account"),
+		templates.RemovePasskeyView{ID: p.ID, Name: p.Name, TOTP: st.TOTP, Error: refusal, ProofError: proofError}))
+}
+
+// passkeyRemove removes one of the member's passkeys once they gave their
+// password or a current code, unless it is the last second step their
+// role requires.
 func (ui *Web) passkeyRemove(c *gin.Context) {
 	id, ok := models.ParseID(c.Param("id"))
 	if !ok {
-		ui.fail(c, &models.Error{Code: models.CodeNotFound, Message: "You have no such passkey."})
+		ui.fail(c, errNoSuchPasskey)
 		return
 	}
-	u, err := ui.store.RemovePasskey(c.Request.Context(), currentUser(c).ID, id, ui.sessionHandle(c))
+	u, err := ui.store.RemovePasskey(c.Request.Context(), currentUser(c).ID, id, c.PostForm("proof"), c.ClientIP(), ui.sessionHandle(c))
+	if ui.proofRefused(c, err, func(status int, refusal, proofError string) { ui.renderPasskeyRemove(c, status, refusal, proofError) }) {
+		return
+	}
 	ui.secondStepsChanged(c, u, err, "The passkey is removed. Your other sessions have been signed out.")
 }
 
@@ -403,10 +469,15 @@ func (ui *Web) finishPasskey(c *gin.Context, pu *passkeyUser, cred *webauthn.Cre
 	c.JSON(http.StatusOK, gin.H{"redirect": next})
 }
 
-// protocolReason is the library's short reason for a refused answer.
+// protocolReason is the library's short reason for a refused answer, with
+// its detail (such as "User verification required but flag not set by
+// authenticator"), which says more than the reason alone in the audit.
 func protocolReason(err error) string {
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.Details != "" {
+		if pe.DevInfo != "" {
+			return pe.Details + " (" + pe.DevInfo + ")"
+		}
 		return pe.Details
 	}
 	s := err.Error()

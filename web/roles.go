@@ -53,6 +53,7 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/account/recovery-codes":      viewer,
 	"POST " + Prefix + "/account/passkeys/options":    viewer,
 	"POST " + Prefix + "/account/passkeys":            viewer,
+	"GET " + Prefix + "/account/passkeys/:id/delete":  viewer,
 	"POST " + Prefix + "/account/passkeys/:id/delete": viewer,
 	"GET " + Prefix + "/users/:id/reset-2fa":          admin,
 	"POST " + Prefix + "/users/:id/reset-2fa":         admin,

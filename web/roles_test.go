@@ -135,11 +135,12 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"POST", "/admin/account/totp", "/admin/account/totp", nil, everyone(http.StatusSeeOther)},
 		{"GET", "/admin/account/totp", "/admin/account/totp", nil, everyone(http.StatusOK)},
 		{"POST", "/admin/account/totp/confirm", "/admin/account/totp/confirm", fixed(url.Values{"code": {"not a code"}}), everyone(http.StatusUnprocessableEntity)},
-		{"POST", "/admin/account/totp/disable", "/admin/account/totp/disable", nil, everyone(http.StatusSeeOther)},
+		{"POST", "/admin/account/totp/disable", "/admin/account/totp/disable", nil, everyone(http.StatusConflict)},
 		{"POST", "/admin/account/recovery-codes", "/admin/account/recovery-codes", nil, everyone(http.StatusConflict)},
 		// On an IP address (these tests' server) passkeys are refused as browsers refuse them.
 		{"POST", "/admin/account/passkeys/options", "/admin/account/passkeys/options", nil, everyone(http.StatusBadRequest)},
 		{"POST", "/admin/account/passkeys", "/admin/account/passkeys", nil, everyone(http.StatusBadRequest)},
+		{"GET", "/admin/account/passkeys/:id/delete", "/admin/account/passkeys/999999/delete", nil, everyone(http.StatusNotFound)},
 		{"POST", "/admin/account/passkeys/:id/delete", "/admin/account/passkeys/999999/delete", nil, everyone(http.StatusNotFound)},
 
 		{"GET", "/admin/pets/:id", "/admin/pets/" + p, nil, everyone(http.StatusOK)},

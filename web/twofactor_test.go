@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"petstore/config"
 	"petstore/models"
 	"petstore/models/modelstest"
 	"petstore/server"
+	"petstore/web"
 )
 
 // enrolTOTP turns two-step sign-in on for the browser's member through the
@@ -124,9 +127,42 @@ func TestTwoFactorSignIn(t *testing.T) {
 		d.c.SignIn(t, staffName, staffPassword)
 		wantStatus(t, d.secondStep(t, code), http.StatusUnauthorized)
 
-		// A second step after five minutes starts over.
-		e.advance(5 * time.Minute)
-		wantStatus(t, d.secondStep(t, models.TOTPCode(secret, *e.clock.Load())), http.StatusUnauthorized)
+		// Waiting for its second step, the sign-in opens nothing, not even
+		// the account page a member must set a second step up on.
+		for _, path := range []string{"/admin/pets", "/admin/account", "/admin/account/totp"} {
+			if p := d.get(path); p.Status != http.StatusSeeOther || !strings.HasPrefix(p.Header.Get("Location"), "/admin/login?") {
+				t.Fatalf("%s while the second step waits: %d %s", path, p.Status, p.Header.Get("Location"))
+			}
+		}
+		step := d.get("/admin/login/code")
+		wantStatus(t, step, http.StatusOK)
+		tok := csrf(t, step)
+		if p := d.post("/admin/account/totp", url.Values{"csrf_token": {tok}}); p.Status != http.StatusSeeOther ||
+			!strings.HasPrefix(p.Header.Get("Location"), "/admin/login?") {
+			t.Fatalf("a form posted while the second step waits: %d %s", p.Status, p.Header.Get("Location"))
+		}
+
+		// A second step just within five minutes completes the sign-in; one
+		// at five minutes starts over, by code or by passkey.
+		within := e.browser()
+		within.c.SignIn(t, staffName, staffPassword)
+		e.advance(SecondStepTimeoutForTests - time.Second)
+		if p := within.secondStep(t, models.TOTPCode(secret, *e.clock.Load())); p.Status != http.StatusSeeOther {
+			t.Fatalf("a second step after 4 min 59 s: %d\n%s", p.Status, p.Body)
+		}
+		d = e.browser()
+		d.c.SignIn(t, staffName, staffPassword)
+		tok = csrf(t, d.get("/admin/login/code"))
+		e.advance(SecondStepTimeoutForTests)
+		late := d.post("/admin/login/code", url.Values{"csrf_token": {tok}, "code": {models.TOTPCode(secret, *e.clock.Load())}})
+		wantStatus(t, late, http.StatusUnauthorized)
+		if got := text(late, `[data-testid="login-error"]`); !strings.Contains(got, "took too long") {
+			t.Fatalf("a late second step said %q", got)
+		}
+		pk := d.post("/admin/login/code/passkey/options", nil, "X-CSRF-Token", tok, "Content-Type", "application/json")
+		if pk.Status != http.StatusUnauthorized || !strings.Contains(pk.Body, "took too long") {
+			t.Fatalf("a late passkey second step: %d %s", pk.Status, pk.Body)
+		}
 		if p := d.get("/admin/pets"); p.Status != http.StatusSeeOther {
 			t.Fatalf("after a late second step: %d", p.Status)
 		}
@@ -197,11 +233,16 @@ func TestTwoFactorRequiredForRole(t *testing.T) {
 	})
 }
 
+// SecondStepTimeoutForTests is how long a right password waits for its
+// second step.
+const SecondStepTimeoutForTests = web.SecondStepTimeout
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // Two instances over one database: the password given on A is completed
-// with a code on B (the half-done sign-in lives in the database's
-// session), and a code used through one is refused through the other.
+// with a code on B (the half-done sign-in is in the signed session cookie,
+// whose keys every instance reads from the database), and a code used
+// through one is refused through the other.
 func TestTwoFactorTwoInstances(t *testing.T) {
 	t.Parallel()
 	for _, driver := range modelstest.Drivers {
@@ -240,4 +281,167 @@ func TestTwoFactorTwoInstances(t *testing.T) {
 			wantStatus(t, otherOnA.secondStep(t, code), http.StatusUnauthorized)
 		})
 	}
+}
+
+// Turning the app off, making new recovery codes and removing a passkey ask
+// for the password or a current code, in a field of each form: without it
+// (a session left open) nothing changes, and the page says why beside the
+// field.
+func TestSecondStepChangesAskForProof(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		e.store.SetClock(func() time.Time { return *e.clock.Load() })
+		ctx := context.Background()
+		b, _ := e.signedIn()
+		secret, _ := b.enrolTOTP(t)
+		id := b.memberID(t)
+		if _, err := e.store.AddPasskey(ctx, id, "Shop laptop", "cred-1", "{}", ""); err != nil {
+			t.Fatal(err)
+		}
+		b.c.SignIn(t, staffName, staffPassword) // adding the passkey ended this session
+		e.advance(time.Minute)
+		p := b.secondStep(t, models.TOTPCode(secret, *e.clock.Load()))
+		wantStatus(t, p, http.StatusSeeOther)
+		acct := b.get("/admin/account")
+		tok := csrf(t, acct)
+		for _, form := range []string{"/admin/account/totp/disable", "/admin/account/recovery-codes"} {
+			if n := acct.Doc.Find(`form[action="` + form + `"] input[name="proof"][type="password"][required]`).Length(); n != 1 {
+				t.Fatalf("the form of %s has %d password or code fields", form, n)
+			}
+		}
+		labelled(t, acct, "Your password or a code from your app")
+
+		// Wrong ones (with the enrolment's, four of the five the limits allow).
+		p = b.post("/admin/account/totp/disable", url.Values{"csrf_token": {tok}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		field := p.Doc.Find(`#disable-proof[aria-invalid="true"]`)
+		if field.Length() != 1 || !strings.Contains(text(p, "#disable-proof-error"), "neither your password") {
+			t.Fatalf("turn off without a password: the field's refusal is missing\n%s", p.Body)
+		}
+		p = b.post("/admin/account/recovery-codes", url.Values{"csrf_token": {tok}, "proof": {"not my password at all"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		if text(p, "#renew-proof-error") == "" || p.Doc.Find(`[data-testid="recovery-codes"]`).Length() != 0 {
+			t.Fatalf("new recovery codes with a wrong password:\n%s", p.Body)
+		}
+
+		// The passkey's Remove leads to a page that asks.
+		acct = b.get("/admin/account")
+		href, _ := acct.Doc.Find(`a[data-testid="passkey-remove"]`).Attr("href")
+		confirm := b.get(href)
+		wantStatus(t, confirm, http.StatusOK)
+		labelled(t, confirm, "Your password or a code from your app")
+		wantStatus(t, b.post(href, url.Values{"csrf_token": {tok}, "proof": {"not my password at all"}}), http.StatusUnprocessableEntity)
+		if st, _ := e.store.TwoFactorState(ctx, id); !st.TOTP || st.RecoveryCodesLeft != 10 || len(st.Passkeys) != 1 {
+			t.Fatalf("after wrong proofs: %+v; want everything kept", st)
+		}
+
+		// Right: the password, then a current code.
+		p = b.post(href, url.Values{"csrf_token": {tok}, "proof": {staffPassword}})
+		if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/admin/account" {
+			t.Fatalf("remove with the password: %d %s\n%s", p.Status, p.Header.Get("Location"), p.Body)
+		}
+		p = b.post("/admin/account/recovery-codes", url.Values{"csrf_token": {tok}, "proof": {staffPassword}})
+		wantStatus(t, p, http.StatusOK)
+		if n := p.Doc.Find(`[data-testid="recovery-codes"] code`).Length(); n != models.RecoveryCodeCount {
+			t.Fatalf("%d new recovery codes shown", n)
+		}
+		e.advance(30 * time.Second)
+		p = b.post("/admin/account/totp/disable", url.Values{"csrf_token": {tok}, "proof": {models.TOTPCode(secret, *e.clock.Load())}})
+		wantStatus(t, p, http.StatusSeeOther)
+		if on, _ := e.store.HasSecondFactor(ctx, id); on {
+			t.Fatal("a second step is left")
+		}
+	})
+}
+
+// A passkey signs in without a password, so a session alone cannot add
+// one: the registration's options answer only after the member's password
+// (or a current code), and a wrong one counts as a failed sign-in.
+func TestPasskeyAddAsksForProof(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		b, tok := e.signedIn()
+		options := func(body string) page {
+			t.Helper()
+			req, err := http.NewRequest("POST", e.srv.URL+"/admin/account/passkeys/options", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Browsers take passkeys only at a domain name, never an IP address.
+			req.Host = strings.Replace(strings.TrimPrefix(e.srv.URL, "http://"), "127.0.0.1", "localhost", 1)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			req.Header.Set("X-CSRF-Token", tok)
+			for _, ck := range b.client.Jar.Cookies(req.URL) { // the jar goes by the Host header
+				req.AddCookie(ck)
+			}
+			return b.do(req)
+		}
+		failed := modelstest.AuditCounts(t, e.store)[models.ActionLoginFailed]
+		for _, body := range []string{`{}`, `{"proof":"not my password at all"}`} {
+			p := options(body)
+			if p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "neither your password") || strings.Contains(p.Body, "challenge") {
+				t.Fatalf("options with %s: %d %s", body, p.Status, p.Body)
+			}
+		}
+		if n := modelstest.AuditCounts(t, e.store)[models.ActionLoginFailed] - failed; n != 2 {
+			t.Fatalf("%d failed proofs audited, want 2", n)
+		}
+		p := options(`{"proof":"` + staffPassword + `"}`)
+		if p.Status != http.StatusOK || !strings.Contains(p.Body, `"challenge"`) || !strings.Contains(p.Body, `"publicKey"`) {
+			t.Fatalf("options with the password: %d %s", p.Status, p.Body)
+		}
+	})
+}
+
+// The passkeys' relying party is the host of PETSTORE_PUBLIC_URL, whatever
+// host the request named, so passkeys stay bound to the public address;
+// unset, it is the request's host (here localhost).
+func TestPasskeyRelyingParty(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		for _, tc := range []struct{ publicURL, want string }{
+			{"http://console.example.test:8080", "console.example.test"},
+			{"", "localhost"},
+		} {
+			e := &env{t: t, store: s}
+			now := time.Now()
+			e.clock.Store(&now)
+			h, err := server.New(context.Background(), server.Deps{Store: s, Config: config.Config{PublicURL: tc.publicURL}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.srv = httptest.NewServer(h)
+			t.Cleanup(e.srv.Close)
+			b := e.browser()
+			tok := csrf(t, b.get("/admin/login"))
+			req, err := http.NewRequest("POST", e.srv.URL+"/admin/login/passkey/options", strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Host = strings.Replace(strings.TrimPrefix(e.srv.URL, "http://"), "127.0.0.1", "localhost", 1)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+			req.Header.Set("X-CSRF-Token", tok)
+			for _, ck := range b.client.Jar.Cookies(req.URL) { // the jar goes by the Host header
+				req.AddCookie(ck)
+			}
+			p := b.do(req)
+			var got struct {
+				Options struct {
+					PublicKey struct {
+						RPID             string `json:"rpId"`
+						UserVerification string `json:"userVerification"`
+					} `json:"publicKey"`
+				} `json:"options"`
+			}
+			if err := json.Unmarshal([]byte(p.Body), &got); err != nil || p.Status != http.StatusOK {
+				t.Fatalf("PETSTORE_PUBLIC_URL=%q: sign-in options %d %s (%v)", tc.publicURL, p.Status, p.Body, err)
+			}
+			if got.Options.PublicKey.RPID != tc.want || got.Options.PublicKey.UserVerification != "required" {
+				t.Errorf("PETSTORE_PUBLIC_URL=%q: relying party %q, user verification %q; want %q, required",
+					tc.publicURL, got.Options.PublicKey.RPID, got.Options.PublicKey.UserVerification, tc.want)
+			}
+		}
+	})
 }

@@ -68,56 +68,62 @@
     return btn.dataset.passkeyFinish + q + (extra || "");
   }
 
-  async function register(btn) {
-    var start = await post(btn.dataset.passkeyOptions);
-    var pk = start.options.publicKey;
+  // publicKeyOptions turns the server's options into what WebAuthn takes:
+  // the challenge, the user's id and the credential ids as ArrayBuffers.
+  function publicKeyOptions(options) {
+    var pk = options.publicKey;
     pk.challenge = toBuffer(pk.challenge);
-    pk.user.id = toBuffer(pk.user.id);
-    (pk.excludeCredentials || []).forEach(function (c) {
+    if (pk.user) {
+      pk.user.id = toBuffer(pk.user.id);
+    }
+    (pk.excludeCredentials || []).concat(pk.allowCredentials || []).forEach(function (c) {
       c.id = toBuffer(c.id);
     });
-    var cred = await navigator.credentials.create({ publicKey: pk });
-    var r = cred.response;
-    var body = {
-      id: cred.id,
-      rawId: toBase64url(cred.rawId),
-      type: cred.type,
-      authenticatorAttachment: cred.authenticatorAttachment,
-      clientExtensionResults: cred.getClientExtensionResults(),
-      response: {
-        attestationObject: toBase64url(r.attestationObject),
-        clientDataJSON: toBase64url(r.clientDataJSON),
-        transports: r.getTransports ? r.getTransports() : [],
-      },
-    };
-    var name = document.getElementById(btn.dataset.passkeyName);
-    var done = await post(finishURL(btn, start.challenge, "&name=" + encodeURIComponent(name ? name.value : "")), body);
-    location.assign(done.redirect);
+    return pk;
   }
 
-  async function signIn(btn) {
-    var start = await post(btn.dataset.passkeyOptions);
-    var pk = start.options.publicKey;
-    pk.challenge = toBuffer(pk.challenge);
-    (pk.allowCredentials || []).forEach(function (c) {
-      c.id = toBuffer(c.id);
-    });
-    var cred = await navigator.credentials.get({ publicKey: pk });
+  // credentialJSON is the browser's answer as the server reads it, its
+  // binary fields base64url: a new credential's attestation, or a sign-in's
+  // assertion.
+  function credentialJSON(cred) {
     var r = cred.response;
-    var body = {
+    var response = { clientDataJSON: toBase64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = toBase64url(r.attestationObject);
+      response.transports = r.getTransports ? r.getTransports() : [];
+    } else {
+      response.authenticatorData = toBase64url(r.authenticatorData);
+      response.signature = toBase64url(r.signature);
+      response.userHandle = r.userHandle ? toBase64url(r.userHandle) : null;
+    }
+    return {
       id: cred.id,
       rawId: toBase64url(cred.rawId),
       type: cred.type,
       authenticatorAttachment: cred.authenticatorAttachment,
       clientExtensionResults: cred.getClientExtensionResults(),
-      response: {
-        authenticatorData: toBase64url(r.authenticatorData),
-        clientDataJSON: toBase64url(r.clientDataJSON),
-        signature: toBase64url(r.signature),
-        userHandle: r.userHandle ? toBase64url(r.userHandle) : null,
-      },
+      response: response,
     };
-    var done = await post(finishURL(btn, start.challenge), body);
+  }
+
+  // run begins the button's ceremony (a new passkey's with the password or
+  // code typed beside it), lets the browser answer it (a new passkey, with
+  // the name typed beside it, or a sign-in) and posts the answer; the
+  // server says where to go next.
+  async function run(btn) {
+    var proof = document.getElementById(btn.dataset.passkeyProof || "");
+    var start = await post(btn.dataset.passkeyOptions, proof ? { proof: proof.value } : {});
+    var pk = publicKeyOptions(start.options);
+    var extra = "";
+    var cred;
+    if (btn.dataset.passkey === "register") {
+      cred = await navigator.credentials.create({ publicKey: pk });
+      var name = document.getElementById(btn.dataset.passkeyName);
+      extra = "&name=" + encodeURIComponent(name ? name.value : "");
+    } else {
+      cred = await navigator.credentials.get({ publicKey: pk });
+    }
+    var done = await post(finishURL(btn, start.challenge, extra), credentialJSON(cred));
     location.assign(done.redirect);
   }
 
@@ -135,7 +141,6 @@
       box.hidden = false;
     }
     btn.addEventListener("click", function () {
-      var run = btn.dataset.passkey === "register" ? register : signIn;
       btn.disabled = true;
       run(btn).catch(function (err) {
         btn.disabled = false;
