@@ -130,7 +130,9 @@ func populate(t *testing.T, s *models.Store) backupFixture {
 		if err != nil {
 			t.Fatal(err)
 		}
-		respond := func(p models.Pet) models.StoredResponse { return models.StoredResponse{Status: 201, Body: []byte("{}")} }
+		respond := func(p models.Pet) models.StoredResponse {
+			return models.StoredResponse{Status: 201, Body: []byte("{}")}
+		}
 		p, err := s.CreatePetOnce(ctx, models.NewPet{Name: key, CategoryID: 1, Status: models.StatusAvailable}, "test", c, respond)
 		if err != nil {
 			t.Fatal(err)

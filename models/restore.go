@@ -3,7 +3,7 @@ package models
 import (
 	"context"
 	"database/sql"
-		"errors"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
