@@ -319,3 +319,52 @@ func TestRestoreRefusesBadFilesUntouched(t *testing.T) {
 		}
 	})
 }
+
+// A backup that fails midway (here: stopped while it waits for a table
+// another session holds locked) leaves no file under its name, no
+// temporary file, and the previous backup of that name as it was.
+func TestBackupFileFailingMidway(t *testing.T) {
+	t.Parallel()
+	// MariaDB: SQLite locks no table for a reader to wait on. The code
+	// under test is the same for both engines.
+	databaseURL := modelstest.URL(t, models.DriverMySQL)
+	vars := map[string]string{"DATABASE_URL": databaseURL}
+	testkit.WantCode(t, runCLI(t, vars, "", "seed", "--pets", "50"), 0)
+	holder := testkit.OpenStore(t, databaseURL)
+	store := testkit.OpenStore(t, databaseURL)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "petstore.backup")
+	if err := os.WriteFile(path, []byte("the previous backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock := modelstest.LockTable(t, holder, modelstest.Users)
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := writeBackupFile(ctx, store, path)
+		done <- err
+	}()
+	// The backup has begun once its temporary file exists; it cannot end
+	// before users is unlocked.
+	for {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(tmp) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the backup ended while a table it reads was locked: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the stopped backup reported success")
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "the previous backup" {
+		t.Errorf("the file under the backup's name: %q, %v; want the previous one untouched", data, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+}
