@@ -144,25 +144,18 @@ func (c cli) restore(ctx context.Context, args []string) int {
 		}
 		return f, nil
 	}
+	// The whole file is verified before the database is opened: a damaged
+	// or foreign file leaves no trace there, not even a new SQLite file or
+	// the schema of an empty database.
+	start := time.Now()
+	verified, err := models.VerifyBackup(open)
+	if err != nil {
+		return c.fail(backupError(in, err))
+	}
 	if check {
-		f, err := open()
-		if err != nil {
-			return c.fail(err)
-		}
-		defer f.Close()
-		sum, err := models.CheckBackup(f)
-		if err != nil {
-			return c.fail(backupError(in, err))
-		}
-		fmt.Fprintf(c.stdout, "%s is a whole backup: %s\n", in, describeBackup(sum))
+		fmt.Fprintf(c.stdout, "%s is a whole backup: %s\n", in, describeBackup(verified.Summary))
 		return 0
 	}
-	// A file that cannot be opened is refused before the database is.
-	f, err := open()
-	if err != nil {
-		return c.fail(err)
-	}
-	f.Close()
 	cfg, err := config.Load(c.getenv)
 	if err != nil {
 		return c.fail(err)
@@ -172,8 +165,7 @@ func (c cli) restore(ctx context.Context, args []string) int {
 		return c.fail(err)
 	}
 	defer store.Close()
-	start := time.Now()
-	sum, migrated, err := store.MigrateAndRestore(ctx, open, models.RestoreOptions{Replace: replace})
+	sum, migrated, err := store.MigrateAndRestore(ctx, verified, open, models.RestoreOptions{Replace: replace})
 	if err != nil {
 		return c.fail(backupError(in, err))
 	}

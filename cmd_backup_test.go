@@ -3,6 +3,7 @@ package main
 import (
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -238,5 +239,132 @@ func TestBackupOfNoSchema(t *testing.T) {
 	testkit.WantCode(t, r, 1)
 	if line := testkit.WantOneLine(t, "stderr", r.Stderr); !strings.Contains(line, "holds no petstore schema") {
 		t.Errorf("backup of an empty database said %q", line)
+	}
+}
+
+// A damaged, truncated or foreign file is refused by restore, on each
+// engine, in one line naming the file, with exit code 1, and nothing is
+// written: a populated database given --replace keeps its rows, and a new
+// database stays as it was (no SQLite file appears; MySQL gets no schema,
+// which backup then says).
+func TestRestoreRefusesBadFilesUntouched(t *testing.T) {
+	t.Parallel()
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		populated := map[string]string{"DATABASE_URL": modelstest.URL(t, driver)}
+		testkit.WantCode(t, runCLI(t, populated, "", "seed", "--pets", "20"), 0)
+		dir := t.TempDir()
+		good := filepath.Join(dir, "good.backup")
+		testkit.WantCode(t, runCLI(t, populated, "", "backup", "--out", good), 0)
+		data, err := os.ReadFile(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		store := testkit.OpenStore(t, populated["DATABASE_URL"])
+		tables := []modelstest.Table{modelstest.Pets, modelstest.Users, modelstest.APIKeys, modelstest.AuditEvents}
+		before := modelstest.Snapshot(t, store, tables...)
+		flipped := slices.Clone(data)
+		flipped[len(flipped)/2] ^= 0x10
+		var foreignGzip strings.Builder
+		zw := gzip.NewWriter(&foreignGzip)
+		zw.Write([]byte(`{"id":1,"name":"Rex"}` + "\n"))
+		zw.Close()
+		cases := []struct {
+			name, want string
+			data       []byte
+		}{
+			{"empty", "not gzip-compressed", nil},
+			{"foreign", "not gzip-compressed", []byte("id,name\n1,Rex\n")},
+			{"foreign gzip", "not a petstore backup", []byte(foreignGzip.String())},
+			{"truncated", "truncated", data[:len(data)*3/4]},
+			{"damaged", "not a usable petstore backup", flipped},
+		}
+		for _, c := range cases {
+			file := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".backup")
+			if err := os.WriteFile(file, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fresh := modelstest.URL(t, driver)
+			for _, run := range []struct {
+				what string
+				vars map[string]string
+				args []string
+			}{
+				{"--replace over data", populated, []string{"restore", "--in", file, "--replace"}},
+				{"into a new database", map[string]string{"DATABASE_URL": fresh}, []string{"restore", "--in", file}},
+				{"--check", nil, []string{"restore", "--check", "--in", file}},
+			} {
+				r := runCLI(t, run.vars, "", run.args...)
+				testkit.WantCode(t, r, 1)
+				if line := testkit.WantOneLine(t, c.name+" "+run.what+" stderr", r.Stderr); !strings.HasPrefix(line, "petstore: "+file+": ") ||
+					!strings.Contains(line, c.want) {
+					t.Errorf("%s, %s: said %q, want one line naming the file with %q", c.name, run.what, line, c.want)
+				}
+				if r.Stdout != "" {
+					t.Errorf("%s, %s: printed %q", c.name, run.what, r.Stdout)
+				}
+			}
+			if after := modelstest.Snapshot(t, store, tables...); after != before {
+				t.Errorf("%s: the populated database changed", c.name)
+			}
+			if path, ok := strings.CutPrefix(fresh, "sqlite:"); ok {
+				if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s: the new SQLite database was created (%v)", c.name, err)
+				}
+			} else {
+				r := runCLI(t, map[string]string{"DATABASE_URL": fresh}, "", "backup", "--out", filepath.Join(dir, "x.backup"))
+				if r.Code != 1 || !strings.Contains(r.Stderr, "holds no petstore schema") {
+					t.Errorf("%s: the new MySQL database got a schema: backup said %d %q", c.name, r.Code, r.Stderr)
+				}
+			}
+		}
+	})
+}
+
+// A backup that fails midway (here: stopped while it waits for a table
+// another session holds locked) leaves no file under its name, no
+// temporary file, and the previous backup of that name as it was.
+func TestBackupFileFailingMidway(t *testing.T) {
+	t.Parallel()
+	// MariaDB: SQLite locks no table for a reader to wait on. The code
+	// under test is the same for both engines.
+	databaseURL := modelstest.URL(t, models.DriverMySQL)
+	vars := map[string]string{"DATABASE_URL": databaseURL}
+	testkit.WantCode(t, runCLI(t, vars, "", "seed", "--pets", "50"), 0)
+	holder := testkit.OpenStore(t, databaseURL)
+	store := testkit.OpenStore(t, databaseURL)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "petstore.backup")
+	if err := os.WriteFile(path, []byte("the previous backup"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unlock := modelstest.LockTable(t, holder, modelstest.Users)
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := writeBackupFile(ctx, store, path)
+		done <- err
+	}()
+	// The backup has begun once its temporary file exists; it cannot end
+	// before users is unlocked.
+	for {
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(tmp) > 0 {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the backup ended while a table it reads was locked: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the stopped backup reported success")
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "the previous backup" {
+		t.Errorf("the file under the backup's name: %q, %v; want the previous one untouched", data, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*tmp*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
 	}
 }

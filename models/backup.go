@@ -89,6 +89,10 @@ type BackupHeader struct {
 type backupTable struct {
 	Table   string         `json:"table"`
 	Columns []backupColumn `json:"columns"`
+	// NextID is the id the table's auto-increment counter gives next, when
+	// the table has one: above every id the table ever gave, also those of
+	// rows since moved out or deleted, which a restore must not give again.
+	NextID int64 `json:"next_id,omitempty"`
 }
 
 type backupColumn struct {
@@ -234,6 +238,9 @@ func (s *Store) openSnapshot(ctx context.Context) (*snapshot, error) {
 	if _, err := conn.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"); err != nil {
 		return fail(err)
 	}
+	// MySQL 8 caches information_schema's counters for a day unless told
+	// not to; MariaDB reads them live and lacks the variable.
+	conn.ExecContext(ctx, "SET SESSION information_schema_stats_expiry = 0")
 	// database/sql's BeginTx cannot ask for a consistent snapshot, which
 	// takes the snapshot at once rather than at the first read.
 	if _, err := conn.ExecContext(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
@@ -434,7 +441,11 @@ func (s *Store) backupTable(ctx context.Context, q queryer, table string, now ti
 	if err != nil {
 		return 0, fmt.Errorf("backup: %w", err)
 	}
-	line, err := json.Marshal(backupTable{Table: table, Columns: cols})
+	next, err := s.nextID(ctx, q, table)
+	if err != nil {
+		return 0, fmt.Errorf("backup: %w", err)
+	}
+	line, err := json.Marshal(backupTable{Table: table, Columns: cols, NextID: next})
 	if err != nil {
 		return 0, err
 	}
@@ -516,6 +527,34 @@ func (s *Store) backupTable(ctx context.Context, q queryer, table string, now ti
 			return n, nil
 		}
 	}
+}
+
+// nextID reads table's auto-increment counter: the id its next insert
+// takes, or 0 when it has none. The counter is not part of the snapshot
+// (neither engine rolls it back), so it is at or above every id the
+// snapshot holds.
+func (s *Store) nextID(ctx context.Context, q queryer, table string) (int64, error) {
+	var next sql.NullInt64
+	if s.driver == DriverMySQL {
+		err := q.QueryRowContext(ctx, `SELECT auto_increment FROM information_schema.tables
+			WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&next)
+		if err != nil {
+			return 0, fmt.Errorf("the counter of %s: %w", table, err)
+		}
+		return next.Int64, nil
+	}
+	// sqlite_sequence exists once a table with AUTOINCREMENT does, and
+	// holds a row for it after its first insert.
+	err := q.QueryRowContext(ctx, "SELECT seq + 1 FROM sqlite_sequence WHERE name = ?", table).Scan(&next)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil && strings.Contains(err.Error(), "no such table"):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("the counter of %s: %w", table, err)
+	}
+	return next.Int64, nil
 }
 
 // keyValue copies a scanned key value, whose bytes the next Scan reuses.

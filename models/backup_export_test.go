@@ -18,9 +18,9 @@ func BackupContents(r io.Reader) (BackupSummary, BackupRows, error) {
 	var table string
 	var cols []backupColumn
 	sum, err := readBackup(r, backupVisitor{
-		table: func(name string, c []backupColumn) error {
-			table, cols = name, c
-			out[name] = []map[string]any{}
+		table: func(t backupTable) error {
+			table, cols = t.Table, t.Columns
+			out[table] = []map[string]any{}
 			return nil
 		},
 		row: func(vals []any) error {

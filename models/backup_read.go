@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // backupReader reads a backup line by line, hashing what it reads up to
@@ -72,7 +73,7 @@ func (r *backupReader) next() ([]byte, error) {
 // each table's columns, each row's raw values.
 type backupVisitor struct {
 	header func(BackupHeader) error
-	table  func(name string, cols []backupColumn) error
+	table  func(t backupTable) error
 	row    func(vals []any) error
 	// done is called after each table's last row.
 	done func(name string) error
@@ -134,8 +135,8 @@ func readBackup(r io.Reader, v backupVisitor) (BackupSummary, error) {
 			if current == "" {
 				return BackupSummary{}, badBackup("line %d: a row before any table", lineNo)
 			}
-			raw = raw[:0]
-			if err := json.Unmarshal(line, &raw); err != nil || len(raw) != len(cols) {
+			var ok bool
+			if raw, ok = splitRow(line, raw[:0]); !ok || len(raw) != len(cols) {
 				return BackupSummary{}, badBackup("line %d: a damaged row of %s", lineNo, current)
 			}
 			vals = vals[:0]
@@ -204,14 +205,62 @@ func readBackup(r io.Reader, v backupVisitor) (BackupSummary, error) {
 		}
 		br.sum.Write(line)
 		br.sum.Write([]byte{'\n'})
+		if obj.NextID < 0 {
+			return BackupSummary{}, badBackup("line %d is damaged (a bad counter of %s)", lineNo, obj.Table)
+		}
 		current, cols, count = obj.Table, obj.Columns, 0
 		seen[current] = true
 		if v.table != nil {
-			if err := v.table(current, cols); err != nil {
+			if err := v.table(obj.backupTable); err != nil {
 				return BackupSummary{}, err
 			}
 		}
 	}
+}
+
+// splitRow splits a row's line, a JSON array, into its values' raw text,
+// appended to out. It checks only the array's shape; decodeValue checks
+// each value strictly against its column's kind.
+func splitRow(line []byte, out []json.RawMessage) ([]json.RawMessage, bool) {
+	if len(line) < 2 || line[0] != '[' || line[len(line)-1] != ']' {
+		return nil, false
+	}
+	body := line[1 : len(line)-1]
+	if len(body) == 0 {
+		return out, true
+	}
+	start, depth, inString := 0, 0, false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth < 0 {
+				return nil, false
+			}
+		case ',':
+			if depth == 0 {
+				out = append(out, body[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if inString || depth != 0 {
+		return nil, false
+	}
+	return append(out, body[start:]), true
 }
 
 // decodeValue turns a raw JSON value of kind into what the driver writes.
@@ -225,15 +274,15 @@ func decodeValue(kind string, raw json.RawMessage) (any, error) {
 	case kindFloat:
 		return strconv.ParseFloat(string(raw), 64)
 	case kindTime:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, err := jsonString(raw)
+		if err != nil {
 			return nil, err
 		}
 		t, err := time.Parse(time.RFC3339Nano, s)
 		return t.UTC(), err
 	case kindBytes:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, err := jsonString(raw)
+		if err != nil {
 			return nil, err
 		}
 		return base64.StdEncoding.DecodeString(s)
@@ -247,11 +296,30 @@ func decodeValue(kind string, raw json.RawMessage) (any, error) {
 			}
 			return string(b.B), nil
 		}
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
+		return jsonString(raw)
 	}
 	return nil, fmt.Errorf("unknown kind %q", kind)
+}
+
+// jsonString decodes a JSON string. Most hold no escape, and are their
+// bytes between the quotes: those skip encoding/json, which a restore
+// would otherwise spend much of its time in.
+func jsonString(raw json.RawMessage) (string, error) {
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		plain := true
+		for _, c := range raw[1 : n-1] {
+			if c == '\\' || c == '"' || c < 0x20 {
+				plain = false
+				break
+			}
+		}
+		if plain && utf8.Valid(raw[1:n-1]) {
+			return string(raw[1 : n-1]), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 // CheckBackup reads a whole backup from r and verifies it without writing

@@ -29,6 +29,19 @@ type backupFixture struct {
 	webhookID int64
 	cursor    int64 // a cursor in the middle of the feed
 	maxPetID  int64
+	userID    int64
+	totp      string   // the authenticator app's secret
+	recovery  []string // unused recovery codes
+	passkey   string   // a passkey's credential id
+	// scoped is a key that may only read, expiring in a year; revoked a
+	// key that was revoked.
+	scoped, revoked string
+	// goneWebhook is the id of a webhook deleted before the backup: the
+	// newest id the table gave, which a restored store must not give again.
+	goneWebhook int64
+	// fresh is an idempotency record's key within its time; stale's
+	// expired before the backup.
+	freshKey, staleKey int64
 }
 
 // populate gives s a bit of everything a backup must carry: an account
@@ -74,6 +87,64 @@ func populate(t *testing.T, s *models.Store) backupFixture {
 	if _, err := s.CreateSession(ctx, models.Session{UserID: u.ID, Data: []byte("x"), CreatedAt: time.Now(), ExpiresAt: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
+	// Second factors: an authenticator app with its recovery codes, and a
+	// passkey.
+	f.userID = u.ID
+	en, err := s.BeginTOTP(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.totp = en.Secret
+	if _, f.recovery, err = s.ConfirmTOTP(ctx, u.ID, models.TOTPCode(en.Secret, time.Now()), "192.0.2.1", ""); err != nil {
+		t.Fatal(err)
+	}
+	f.passkey = "cred-" + strings.Repeat("p", 20)
+	if _, err := s.AddPasskey(ctx, u.ID, "laptop", f.passkey, `{"id":"x"}`, ""); err != nil {
+		t.Fatal(err)
+	}
+	// Keys with scopes, an expiry and a revocation.
+	if _, f.scoped, err = s.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "reader", Scopes: []string{"pets:read"}, Expires: "365d"}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	k, revoked, err := s.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "gone", Scopes: []string{"pets:write"}}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.revoked = revoked
+	if _, err := s.RevokeAPIKey(ctx, k.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	// The newest webhook deleted: its id is past every remaining one.
+	gone, err := s.CreateWebhook(ctx, models.WebhookInput{URL: "https://hooks.example.com/gone"}, "whsec_"+strings.Repeat("g", 40), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteWebhook(ctx, gone.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	f.goneWebhook = gone.ID
+	// Idempotency records: one past its expiry (taken two days ago by the
+	// store's clock), one within it.
+	once := func(apiKeyID int64, key string) {
+		c, _, err := s.ClaimIdempotencyKey(ctx, apiKeyID, key, []byte("POST /v1/pets "+key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		respond := func(p models.Pet) models.StoredResponse {
+			return models.StoredResponse{Status: 201, Body: []byte("{}")}
+		}
+		p, err := s.CreatePetOnce(ctx, models.NewPet{Name: key, CategoryID: 1, Status: models.StatusAvailable}, "test", c, respond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.maxPetID = max(f.maxPetID, p.ID)
+	}
+	s.SetClock(func() time.Time { return time.Now().Add(-2 * models.IdempotencyTTL) })
+	f.staleKey = 901
+	once(f.staleKey, "stale")
+	s.SetClock(time.Now)
+	f.freshKey = 902
+	once(f.freshKey, "fresh")
 	return f
 }
 
@@ -118,8 +189,12 @@ func TestBackupRoundTrip(t *testing.T) {
 				f := populate(t, src)
 				data := backup(t, src)
 				dst := modelstest.Open(t, to)
+				indexes := indexNames(t, dst)
 				if err := restore(dst, data, false); err != nil {
 					t.Fatalf("restore: %v", err)
+				}
+				if after := indexNames(t, dst); !slices.Equal(after, indexes) {
+					t.Errorf("indexes after the restore:\n%v\nwant the schema's:\n%v", after, indexes)
 				}
 				want, got := contents(t, data), contents(t, backup(t, dst))
 				for table, rows := range want {
@@ -130,7 +205,7 @@ func TestBackupRoundTrip(t *testing.T) {
 				if len(got) != len(want) {
 					t.Errorf("restored store has tables %v, the backup %v", keys(got), keys(want))
 				}
-				if len(want["pets"]) != 30 || len(want["users"]) != 1 || len(want["events"]) == 0 || len(want["pet_name_words"]) == 0 {
+				if len(want["pets"]) != 32 || len(want["users"]) != 1 || len(want["events"]) == 0 || len(want["pet_name_words"]) == 0 {
 					t.Errorf("the backup lacks rows: %d pets, %d users, %d events, %d words", len(want["pets"]), len(want["users"]),
 						len(want["events"]), len(want["pet_name_words"]))
 				}
@@ -142,6 +217,24 @@ func TestBackupRoundTrip(t *testing.T) {
 				}
 				if w, err := dst.GetWebhook(ctx, f.webhookID); err != nil || w.Secret != f.secret {
 					t.Errorf("webhook after restore: %+v, %v", w, err)
+				}
+				checkSecondFactors(t, dst, f)
+				if k, err := dst.Authenticate(ctx, f.scoped); err != nil || k.Scopes.Has(models.ScopePetsWrite) || !k.Scopes.Has(models.ScopePetsRead) ||
+					k.ExpiresAt == nil || k.ExpiresAt.Before(time.Now().Add(300*24*time.Hour)) {
+					t.Errorf("the scoped, expiring key after restore: %+v, %v", k, err)
+				}
+				if _, err := dst.Authenticate(ctx, f.revoked); err == nil {
+					t.Error("the revoked key authenticates after restore")
+				}
+				var idem []int64
+				for _, r := range want["idempotency_keys"] {
+					idem = append(idem, r["api_key_id"].(int64))
+				}
+				if !slices.Equal(idem, []int64{f.freshKey}) {
+					t.Errorf("idempotency records in the backup: of keys %v, want only the unexpired one's (%d)", idem, f.freshKey)
+				}
+				if w, err := dst.CreateWebhook(ctx, models.WebhookInput{URL: "https://hooks.example.com/new"}, "whsec_"+strings.Repeat("n", 40), "test"); err != nil || w.ID <= f.goneWebhook {
+					t.Errorf("a new webhook after restore: id %d (%v); want one above the deleted %d, which the source gave last", w.ID, err, f.goneWebhook)
 				}
 				before, err := src.ReadEvents(ctx, f.cursor, 1000)
 				if err != nil {
@@ -172,6 +265,54 @@ func TestBackupRoundTrip(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// indexNames lists the indexes of s's database, each as table.index.
+func indexNames(t *testing.T, s *models.Store) []string {
+	t.Helper()
+	query := "SELECT tbl_name || '.' || name FROM sqlite_master WHERE type = 'index' ORDER BY 1"
+	if s.Driver() == models.DriverMySQL {
+		query = "SELECT DISTINCT CONCAT(table_name, '.', index_name) FROM information_schema.statistics WHERE table_schema = DATABASE() ORDER BY 1"
+	}
+	rows, err := s.SQLDB().QueryContext(context.Background(), query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if len(names) < 10 {
+		t.Fatalf("only %d indexes: %v", len(names), names)
+	}
+	return names
+}
+
+// checkSecondFactors checks that f's member still has each second factor
+// on s: the authenticator app's current code, an unused recovery code,
+// the passkey.
+func checkSecondFactors(t *testing.T, s *models.Store, f backupFixture) {
+	t.Helper()
+	ctx := context.Background()
+	if on, err := s.HasSecondFactor(ctx, f.userID); err != nil || !on {
+		t.Errorf("two-step sign-in after restore: %v, %v", on, err)
+	}
+	// The next step's code: the current one may be the one that confirmed
+	// the app, which the restored replay guard refuses.
+	if _, how, err := s.VerifySecondStep(ctx, f.userID, models.TOTPCode(f.totp, time.Now().Add(30*time.Second)), "192.0.2.1"); err != nil || how == "recovery code" {
+		t.Errorf("the authenticator app's code after restore: %q, %v", how, err)
+	}
+	if _, how, err := s.VerifySecondStep(ctx, f.userID, f.recovery[3], "192.0.2.1"); err != nil || how != "recovery code" {
+		t.Errorf("a recovery code after restore: %q, %v", how, err)
+	}
+	if p, err := s.PasskeyByCredentialID(ctx, f.passkey); err != nil || p.UserID != f.userID || p.Name != "laptop" {
+		t.Errorf("the passkey after restore: %+v, %v", p, err)
 	}
 }
 
@@ -493,7 +634,11 @@ func TestRestoreOlderBackup(t *testing.T) {
 			open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 
 			dst := openUnmigrated(t, driver, modelstest.Database(t, driver).DSN)
-			sum, migrated, err := dst.MigrateAndRestore(ctx, open, models.RestoreOptions{})
+			v, err := models.VerifyBackup(open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, migrated, err := dst.MigrateAndRestore(ctx, v, open, models.RestoreOptions{})
 			if err != nil {
 				t.Fatalf("restore an older backup: %v", err)
 			}
@@ -505,10 +650,69 @@ func TestRestoreOlderBackup(t *testing.T) {
 			}
 
 			current := modelstest.Open(t, driver)
-			_, _, err = current.MigrateAndRestore(ctx, open, models.RestoreOptions{Replace: true})
+			_, _, err = current.MigrateAndRestore(ctx, v, open, models.RestoreOptions{Replace: true})
 			if err == nil || !strings.Contains(err.Error(), "older than this database's") || !strings.Contains(err.Error(), "new, empty database") {
 				t.Errorf("an older backup over a current database: %v", err)
 			}
 		})
 	}
+}
+
+// stallingWriter holds the first write until released, telling started
+// when it begins to wait.
+type stallingWriter struct {
+	buf      bytes.Buffer
+	once     sync.Once
+	started  chan struct{}
+	released chan struct{}
+}
+
+func (w *stallingWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() {
+		close(w.started)
+		<-w.released
+	})
+	return w.buf.Write(p)
+}
+
+// A backup does not hold up writers: while it is stopped in the middle of
+// writing its file, its snapshot open, a pet is created and changed; the
+// backup then holds the database as it was when it began, without them.
+func TestBackupDoesNotBlockWriters(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		populate(t, s)
+		w := &stallingWriter{started: make(chan struct{}), released: make(chan struct{})}
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Backup(ctx, w, "test")
+			done <- err
+		}()
+		select {
+		case <-w.started:
+		case err := <-done:
+			t.Fatalf("the backup ended without writing: %v", err)
+		}
+		// A guard against a hang, not a measure: a writer the backup blocked
+		// would wait until the backup ended, which waits for this.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		p, err := s.CreatePet(wctx, models.NewPet{Name: "During the backup", CategoryID: 1, Status: models.StatusAvailable}, "test")
+		if err == nil {
+			_, err = s.UpdatePetStatus(wctx, p.ID, models.StatusSold, "test")
+		}
+		cancel()
+		close(w.released)
+		if err != nil {
+			t.Fatalf("a write while the backup ran: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("backup: %v", err)
+		}
+		for _, row := range contents(t, w.buf.Bytes())["pets"] {
+			if row["id"].(int64) == p.ID {
+				t.Errorf("the backup holds pet %d, created after it began", p.ID)
+			}
+		}
+	})
 }

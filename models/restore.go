@@ -3,11 +3,11 @@ package models
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -30,63 +30,110 @@ const (
 	restoreBatchBytes  = 4 << 20
 )
 
+// VerifiedBackup is a backup read whole and found sound, with what a
+// restore needs of it before reading it again: its tables' lines.
+type VerifiedBackup struct {
+	Summary BackupSummary
+	tables  []backupTable
+}
+
+// VerifyBackup reads the whole backup that open gives and verifies it
+// without touching any database: the format, every row against its
+// table's columns, the counts and the checksum.
+func VerifyBackup(open func() (io.ReadCloser, error)) (*VerifiedBackup, error) {
+	v := &VerifiedBackup{}
+	sum, err := readFrom(open, backupVisitor{table: func(t backupTable) error {
+		v.tables = append(v.tables, t)
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	v.Summary = sum
+	return v, nil
+}
+
 // Restore loads the backup that open reads into this store's database,
 // which must be migrated to the backup's schema version. It reads the
-// backup twice: first to verify all of it (format, rows, counts, checksum,
-// and that every table and column it holds exists here) without writing;
+// backup twice: first to verify all of it (VerifyBackup) without writing;
 // then, in one transaction, to delete what the target holds and write the
 // backup's rows. Any failure rolls the transaction back, so the target is
 // left as it was. A target holding data is refused unless o.Replace.
 // Sessions are deleted: a restore signs everyone out.
 func (s *Store) Restore(ctx context.Context, open func() (io.ReadCloser, error), o RestoreOptions) (BackupSummary, error) {
+	v, err := VerifyBackup(open)
+	if err != nil {
+		return BackupSummary{}, err
+	}
+	return s.restoreVerified(ctx, v, open, o)
+}
+
+// restoreVerified is Restore of a backup that VerifyBackup passed: it
+// checks the backup against the database (schema version, tables,
+// columns) before writing, then reads it a second time, verifying it
+// again as it goes, to write it in one transaction.
+func (s *Store) restoreVerified(ctx context.Context, v *VerifiedBackup, open func() (io.ReadCloser, error), o RestoreOptions) (BackupSummary, error) {
 	version, err := s.schemaVersion(ctx)
 	if err != nil {
+		return BackupSummary{}, err
+	}
+	if err := checkSchemaVersion(v.Summary.Header, version); err != nil {
 		return BackupSummary{}, err
 	}
 	target, err := s.schemaTables(ctx, s.sqlDB)
 	if err != nil {
 		return BackupSummary{}, err
 	}
-	targetCols := map[string][]backupColumn{}
-	for _, t := range target {
-		cols, _, err := s.tableColumns(ctx, s.sqlDB, t)
+	for _, t := range v.tables {
+		if !slices.Contains(target, t.Table) {
+			return BackupSummary{}, fmt.Errorf("the backup holds table %s, which this database's schema (version %d) lacks", t.Table, version)
+		}
+		have, _, err := s.tableColumns(ctx, s.sqlDB, t.Table)
 		if err != nil {
 			return BackupSummary{}, err
 		}
-		targetCols[t] = cols
-	}
-	check := backupVisitor{
-		header: func(h BackupHeader) error { return checkSchemaVersion(h, version) },
-		table: func(name string, cols []backupColumn) error {
-			have, ok := targetCols[name]
-			if !ok {
-				return fmt.Errorf("the backup holds table %s, which this database's schema (version %d) lacks", name, version)
+		for _, c := range t.Columns {
+			if !slices.ContainsFunc(have, func(h backupColumn) bool { return h.Name == c.Name }) {
+				return BackupSummary{}, fmt.Errorf("the backup holds column %s.%s, which this database's schema (version %d) lacks", t.Table, c.Name, version)
 			}
-			for _, c := range cols {
-				if !slices.ContainsFunc(have, func(h backupColumn) bool { return h.Name == c.Name }) {
-					return fmt.Errorf("the backup holds column %s.%s, which this database's schema (version %d) lacks", name, c.Name, version)
-				}
-			}
-			return nil
-		},
+		}
 	}
-	sum, err := readFrom(open, check)
-	if err != nil {
-		return BackupSummary{}, err
+	if s.driver == DriverMySQL {
+		if err := s.refuseIfNotEmpty(ctx, s.sqlDB, v.Summary, target, o); err != nil {
+			return BackupSummary{}, err
+		}
+		// Before the transaction: ALTER TABLE would commit it.
+		if err := s.raiseMySQLCounters(ctx, v.tables); err != nil {
+			return BackupSummary{}, err
+		}
 	}
 	w, err := s.beginRestore(ctx)
 	if err != nil {
 		return BackupSummary{}, err
 	}
 	defer w.close()
-	if err := s.clearTarget(ctx, w.tx, sum, target, o); err != nil {
+	if err := s.clearTarget(ctx, w.tx, v.Summary, target, o); err != nil {
 		return BackupSummary{}, err
+	}
+	var indexes []string
+	if s.driver != DriverMySQL {
+		if err := s.raiseSQLiteCounters(ctx, w.tx, v.tables); err != nil {
+			return BackupSummary{}, err
+		}
+		if indexes, err = s.dropSQLiteIndexes(ctx, w.tx, v.tables); err != nil {
+			return BackupSummary{}, err
+		}
 	}
 	var ins *inserter
 	write := backupVisitor{
-		header: func(h BackupHeader) error { return checkSchemaVersion(h, version) },
-		table: func(name string, cols []backupColumn) error {
-			ins = newInserter(s, w.tx, name, cols)
+		header: func(h BackupHeader) error {
+			if !sameHeader(h, v.Summary.Header) {
+				return badBackup("the file changed since it was verified")
+			}
+			return nil
+		},
+		table: func(t backupTable) error {
+			ins = newInserter(s, w.tx, t.Table, t.Columns)
 			return nil
 		},
 		row:  func(vals []any) error { return ins.add(ctx, vals) },
@@ -95,10 +142,114 @@ func (s *Store) Restore(ctx context.Context, open func() (io.ReadCloser, error),
 	if _, err := readFrom(open, write); err != nil {
 		return BackupSummary{}, err
 	}
+	for _, ddl := range indexes {
+		if _, err := w.tx.ExecContext(ctx, ddl); err != nil {
+			return BackupSummary{}, fmt.Errorf("restore: build an index again: %w", err)
+		}
+	}
 	if err := w.tx.Commit(); err != nil {
 		return BackupSummary{}, fmt.Errorf("restore: commit: %w", err)
 	}
-	return sum, nil
+	return v.Summary, nil
+}
+
+// sameHeader says whether two headers are the same backup's.
+func sameHeader(a, b BackupHeader) bool {
+	return a.Format == b.Format && a.Version == b.Version && a.SchemaVersion == b.SchemaVersion && a.Engine == b.Engine &&
+		a.CreatedAt.Equal(b.CreatedAt) && a.Petstore == b.Petstore
+}
+
+// raiseMySQLCounters raises each table's auto-increment counter to the
+// backup's, so that no id the source ever gave (a row since moved out of
+// its table or deleted among them) is given again. A counter at or above
+// it is left; InnoDB keeps it above the table's ids whatever is asked.
+func (s *Store) raiseMySQLCounters(ctx context.Context, tables []backupTable) error {
+	for _, t := range tables {
+		if t.NextID <= 0 {
+			continue
+		}
+		var current sql.NullInt64
+		if err := s.sqlDB.QueryRowContext(ctx, `SELECT auto_increment FROM information_schema.tables
+			WHERE table_schema = DATABASE() AND table_name = ?`, t.Table).Scan(&current); err != nil {
+			return fmt.Errorf("restore: the counter of %s: %w", t.Table, err)
+		}
+		if !current.Valid || current.Int64 >= t.NextID {
+			continue
+		}
+		if _, err := s.sqlDB.ExecContext(ctx, "ALTER TABLE "+s.quoteIdent(t.Table)+" AUTO_INCREMENT = "+strconv.FormatInt(t.NextID, 10)); err != nil {
+			return fmt.Errorf("restore: raise the counter of %s: %w", t.Table, err)
+		}
+	}
+	return nil
+}
+
+// raiseSQLiteCounters raises, within tx, the counter of each table
+// declared AUTOINCREMENT to the backup's (see raiseMySQLCounters).
+func (s *Store) raiseSQLiteCounters(ctx context.Context, tx *sql.Tx, tables []backupTable) error {
+	for _, t := range tables {
+		if t.NextID <= 0 {
+			continue
+		}
+		var decl string
+		if err := tx.QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", t.Table).Scan(&decl); err != nil {
+			return fmt.Errorf("restore: the declaration of %s: %w", t.Table, err)
+		}
+		if !strings.Contains(strings.ToUpper(decl), "AUTOINCREMENT") {
+			continue
+		}
+		seq := t.NextID - 1
+		res, err := tx.ExecContext(ctx, "UPDATE sqlite_sequence SET seq = ? WHERE name = ? AND seq < ?", seq, t.Table, seq)
+		if err != nil {
+			return fmt.Errorf("restore: raise the counter of %s: %w", t.Table, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO sqlite_sequence (name, seq) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ?)",
+			t.Table, seq, t.Table); err != nil {
+			return fmt.Errorf("restore: set the counter of %s: %w", t.Table, err)
+		}
+	}
+	return nil
+}
+
+// dropSQLiteIndexes drops, within tx, the indexes of the backup's tables
+// that were created by name (not those of a primary key or a UNIQUE
+// constraint), and returns the statements that create them again. SQLite
+// builds an index from sorted rows far faster than it inserts rows in
+// random order into it, which, past what its page cache holds, writes and
+// reads the same pages again and again. The drop is part of the
+// transaction: a failed restore rolls it back with the rest.
+func (s *Store) dropSQLiteIndexes(ctx context.Context, tx *sql.Tx, tables []backupTable) ([]string, error) {
+	var names, ddls []string
+	for _, t := range tables {
+		rows, err := tx.QueryContext(ctx, "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL ORDER BY name", t.Table)
+		if err != nil {
+			return nil, fmt.Errorf("restore: the indexes of %s: %w", t.Table, err)
+		}
+		for rows.Next() {
+			var name, ddl string
+			if err := rows.Scan(&name, &ddl); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("restore: the indexes of %s: %w", t.Table, err)
+			}
+			if !identifier.MatchString(name) {
+				rows.Close()
+				return nil, fmt.Errorf("restore: unexpected index name %q", name)
+			}
+			names, ddls = append(names, name), append(ddls, ddl)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("restore: the indexes of %s: %w", t.Table, err)
+		}
+	}
+	for _, name := range names {
+		if _, err := tx.ExecContext(ctx, "DROP INDEX "+s.quoteIdent(name)); err != nil {
+			return nil, fmt.Errorf("restore: drop index %s: %w", name, err)
+		}
+	}
+	return ddls, nil
 }
 
 // readFrom reads the backup that open gives with v.
@@ -156,18 +307,33 @@ func (s *Store) beginRestore(ctx context.Context) (*restoreTx, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	conn, err := db.Conn(ctx)
 	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("restore: connect: %w", err)
+	}
+	// As MariaDB advises for loading data (and mysqldump's files do): with
+	// these off, InnoDB loads an empty table in bulk, sorting each index
+	// once and logging the table's undo once rather than each row's. The
+	// rows come from a database with the same keys, and a duplicate primary
+	// key still fails the load.
+	if _, err := conn.ExecContext(ctx, "SET SESSION unique_checks = 0, foreign_key_checks = 0"); err != nil {
+		conn.Close()
 		db.Close()
 		return nil, fmt.Errorf("restore: begin: %w", err)
 	}
-	return &restoreTx{tx: tx, close: func() { tx.Rollback(); db.Close() }}, nil
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		db.Close()
+		return nil, fmt.Errorf("restore: begin: %w", err)
+	}
+	return &restoreTx{tx: tx, close: func() { tx.Rollback(); conn.Close(); db.Close() }}, nil
 }
 
-// clearTarget refuses a target that holds data unless o.Replace, then
-// deletes every row of the backup's tables and of the excluded ones (the
-// sessions among them), within tx.
-func (s *Store) clearTarget(ctx context.Context, tx *sql.Tx, sum BackupSummary, target []string, o RestoreOptions) error {
+// restoreTables are the tables a restore empties: the backup's, and the
+// excluded ones the target has (the sessions among them).
+func restoreTables(sum BackupSummary, target []string) []string {
 	var tables []string
 	for _, t := range sum.Tables {
 		tables = append(tables, t.Name)
@@ -177,22 +343,42 @@ func (s *Store) clearTarget(ctx context.Context, tx *sql.Tx, sum BackupSummary, 
 			tables = append(tables, t)
 		}
 	}
-	if !o.Replace {
-		for _, t := range tables {
-			if backupSetup[t] {
-				continue
-			}
-			var one int
-			err := tx.QueryRowContext(ctx, "SELECT 1 FROM "+s.quoteIdent(t)+" LIMIT 1").Scan(&one)
-			if err == nil {
-				return fmt.Errorf("%w (table %s has rows): restore into an empty database, or add --replace to delete what it holds", ErrTargetNotEmpty, t)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("restore: read %s: %w", t, err)
-			}
+	return tables
+}
+
+// refuseIfNotEmpty refuses a target that holds data unless o.Replace.
+func (s *Store) refuseIfNotEmpty(ctx context.Context, q queryer, sum BackupSummary, target []string, o RestoreOptions) error {
+	if o.Replace {
+		return nil
+	}
+	for _, t := range restoreTables(sum, target) {
+		if backupSetup[t] {
+			continue
+		}
+		var one int
+		err := q.QueryRowContext(ctx, "SELECT 1 FROM "+s.quoteIdent(t)+" LIMIT 1").Scan(&one)
+		if err == nil {
+			return fmt.Errorf("%w (table %s has rows): restore into an empty database, or add --replace to delete what it holds", ErrTargetNotEmpty, t)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("restore: read %s: %w", t, err)
 		}
 	}
-	for _, t := range tables {
+	return nil
+}
+
+// clearTarget refuses a target that holds data unless o.Replace, then
+// deletes every row of the tables a restore empties, within tx.
+func (s *Store) clearTarget(ctx context.Context, tx *sql.Tx, sum BackupSummary, target []string, o RestoreOptions) error {
+	if err := s.refuseIfNotEmpty(ctx, tx, sum, target, o); err != nil {
+		return err
+	}
+	for _, t := range restoreTables(sum, target) {
+		// A table found empty is left untouched: a DELETE, even of nothing,
+		// locks it, and InnoDB then no longer loads it in bulk.
+		if !o.Replace && !backupSetup[t] {
+			continue
+		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM "+s.quoteIdent(t)); err != nil {
 			return fmt.Errorf("restore: empty %s: %w", t, err)
 		}
@@ -285,45 +471,23 @@ func (in *inserter) sql(rows int) string {
 	return b.String()
 }
 
-// ReadBackupHeader reads a backup's header alone, without verifying the
-// rest, to learn its schema version before the database is migrated.
-func ReadBackupHeader(r io.Reader) (BackupHeader, error) {
-	br, err := newBackupReader(r)
-	if err != nil {
-		return BackupHeader{}, err
-	}
-	line, err := br.next()
-	if err != nil {
-		return BackupHeader{}, err
-	}
-	var h BackupHeader
-	if json.Unmarshal(line, &h) != nil || h.Format != BackupFormat {
-		return BackupHeader{}, badBackup("the file is not a petstore backup (no petstore-backup header)")
-	}
-	return h, nil
-}
-
 // MigrateAndRestore is Restore for a database that has not been migrated
-// yet, as the restore command opens it. A backup of this petstore's schema
-// version is restored after the database is migrated. A backup of an
-// older one, into a database not past that version (a new one), is
-// restored after migrating the database to the backup's version only; the
-// remaining migrations then bring the restored rows up to date, as they
-// would the database the backup was taken from. migrated says what those
-// did.
-func (s *Store) MigrateAndRestore(ctx context.Context, open func() (io.ReadCloser, error), o RestoreOptions) (sum BackupSummary, migrated MigrationResult, err error) {
-	r, err := open()
-	if err != nil {
-		return BackupSummary{}, MigrationResult{}, err
-	}
-	h, err := ReadBackupHeader(r)
-	r.Close()
-	if err != nil {
-		return BackupSummary{}, MigrationResult{}, err
-	}
+// yet, as the restore command opens it, of a backup that VerifyBackup
+// passed: nothing, the migrations included, is written before the whole
+// file was found sound. A backup of this petstore's schema version is
+// restored after the database is migrated. A backup of an older one, into
+// a database not past that version (a new one), is restored after
+// migrating the database to the backup's version only; the remaining
+// migrations then bring the restored rows up to date, as they would the
+// database the backup was taken from. migrated says what those did.
+func (s *Store) MigrateAndRestore(ctx context.Context, v *VerifiedBackup, open func() (io.ReadCloser, error), o RestoreOptions) (sum BackupSummary, migrated MigrationResult, err error) {
+	h := v.Summary.Header
 	latest, err := LatestSchemaVersion(s.driver)
 	if err != nil {
 		return BackupSummary{}, MigrationResult{}, err
+	}
+	if h.SchemaVersion > latest {
+		return BackupSummary{}, MigrationResult{}, checkSchemaVersion(h, latest)
 	}
 	current, err := s.currentSchemaVersion(ctx)
 	if err != nil {
@@ -337,7 +501,7 @@ func (s *Store) MigrateAndRestore(ctx context.Context, open func() (io.ReadClose
 	} else if _, err := s.Migrate(ctx); err != nil {
 		return BackupSummary{}, MigrationResult{}, err
 	}
-	if sum, err = s.Restore(ctx, open, o); err != nil {
+	if sum, err = s.restoreVerified(ctx, v, open, o); err != nil {
 		return BackupSummary{}, MigrationResult{}, err
 	}
 	if older {
