@@ -154,6 +154,12 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"POST", "/admin/pets/bulk", "/admin/pets/bulk", fixed(url.Values{"filter": {"status=pending"}, "set": {"sold"}}), editors(http.StatusOK)},
 		{"GET", "/admin/pets/bulk/:id", "/admin/pets/bulk/999999", nil, editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
+		{"GET", "/admin/pets/archive", "/admin/pets/archive", nil, everyone(http.StatusOK)},
+		// Without confirm=yes the archive forms only ask.
+		{"POST", "/admin/pets/:id/archive", "/admin/pets/" + p + "/archive", func(models.Role) url.Values { return url.Values{"version": {version()}} }, editors(http.StatusOK)},
+		{"GET", "/admin/pets/bulk-archive", "/admin/pets/bulk-archive?pet=" + p + ":1&back=/admin/pets", nil, editors(http.StatusOK)},
+		{"POST", "/admin/pets/bulk-archive", "/admin/pets/bulk-archive", fixed(url.Values{"pet": {p + ":1"}, "back": {"/admin/pets"}}), editors(http.StatusOK)},
+		{"POST", "/admin/pets/archive/restore", "/admin/pets/archive/restore", fixed(url.Values{"pet": {"999999:1"}}), editors(http.StatusSeeOther)},
 
 		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}, "scope": {"pets:read"}}), admins(http.StatusOK)},
 		{"GET", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusOK)},
