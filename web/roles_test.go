@@ -354,7 +354,7 @@ func TestForbiddenPage(t *testing.T) {
 			t.Errorf("title %q", got)
 		}
 		// The page keeps the frame: the member's navigation and name.
-		if nav := navLabels(p); strings.Join(nav, "|") != "Pets|API keys|Staff|Audit|Sessions|Account" {
+		if nav := navLabels(p); strings.Join(nav, "|") != "Pets|Archive|API keys|Staff|Audit|Sessions|Account" {
 			t.Errorf("navigation %q", nav)
 		}
 		if got := text(p, `footer [data-testid="role"]`); got != "(viewer)" {
@@ -428,7 +428,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 			addPet, statusForms, bulk, editPet, createKey, revoke, addStaff, memberActions, roleForm int
 			notes                                                                                    int
 		}
-		readers := "Pets|API keys|Staff|Audit|Sessions|Account"
+		readers := "Pets|Archive|API keys|Staff|Audit|Sessions|Account"
 		tests := []struct {
 			role models.Role
 			nav  string
@@ -436,7 +436,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 		}{
 			{models.RoleViewer, readers, shown{notes: 5}},
 			{models.RoleEditor, readers, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
-			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions|Account|Operations",
+			{models.RoleAdmin, "Pets|Archive|API keys|Webhooks|Staff|Audit|Sessions|Account|Operations",
 				shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {
