@@ -93,6 +93,13 @@ func TestArchiveFromPetPage(t *testing.T) {
 			t.Errorf("status change of an archived pet: %q", text(status, ".error-page p"))
 		}
 
+		// The audit trail still calls the archived pet by its name.
+		trail := b.get("/admin/audit?target=pet:" + strconv.FormatInt(rex[0].ID, 10))
+		if body := strings.Join(strings.Fields(trail.Doc.Find("main").Text()), " "); !strings.Contains(body, "changed Rex 0's status from available to pending") ||
+			!strings.Contains(body, "archived Rex 0") {
+			t.Errorf("the archived pet's audit trail: %q", body)
+		}
+
 		// The archive: in the navigation, the pet with who and when.
 		arch := b.get("/admin/pets/archive")
 		wantStatus(t, arch, http.StatusOK)
