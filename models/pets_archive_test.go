@@ -295,6 +295,32 @@ func TestArchiveConcurrently(t *testing.T) {
 		if n := modelstest.AuditCounts(t, s)[models.ActionPetArchived]; n != 1 {
 			t.Errorf("%d archive audit events, want 1", n)
 		}
+
+		// 20 restores at once: one restores it, with one event.
+		_, head = readAll(t, s, head)
+		restored := 0
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := s.RestorePets(ctx, []models.PetVersion{{ID: p.ID, Version: p.Version + 1}}, "bob")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				restored += len(res.Moved)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		evs, _ = readAll(t, s, head)
+		if restored != 1 || len(evs) != 1 || evs[0].Type != models.EventPetRestored {
+			t.Errorf("20 concurrent restores: %d restored, events %+v; want one and one pet.restored", restored, evs)
+		}
+		if c := statusCounts(t, s); c.Total() != 1 || wordRows(t, s, p.ID) == 0 {
+			t.Errorf("after the restores: counts %v, %d words", c, wordRows(t, s, p.ID))
+		}
 	})
 }
 
