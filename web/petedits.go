@@ -282,7 +282,7 @@ func bulkSummary(res models.StatusChangeResult, status models.Status) string {
 		skipped = append(skipped, fmt.Sprintf("%s (changed by someone else meanwhile: check it and try again)", p.Name))
 	}
 	for _, id := range res.Missing {
-		skipped = append(skipped, fmt.Sprintf("pet %d (no longer exists)", id))
+		skipped = append(skipped, fmt.Sprintf("pet %d (archived, or no longer exists)", id))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, " Skipped %d: %s.", len(skipped), strings.Join(skipped, "; "))
