@@ -127,6 +127,19 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 				return err
 			}
 		}
+		var taken []int64
+		if kind == ChangeRestore && len(found) > 0 {
+			// An id a pet of the list holds (a backup restored onto a
+			// database whose counter had not passed the archive's ids) is
+			// not restored over it.
+			foundIDs := make([]int64, len(found))
+			for i, p := range found {
+				foundIDs[i] = p.ID
+			}
+			if err := tx.Table("pets").Where("id IN ?", foundIDs).Pluck("id", &taken).Error; err != nil {
+				return err
+			}
+		}
 		now := s.now()
 		var changes []PetChange
 		var absent []int64
@@ -135,6 +148,8 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 			switch {
 			case i < 0:
 				absent = append(absent, pv.ID)
+			case slices.Contains(taken, pv.ID):
+				res.Already = append(res.Already, pv.ID)
 			case pv.Version != 0 && found[i].Version != pv.Version:
 				res.Stale = append(res.Stale, found[i])
 			default:
@@ -145,14 +160,18 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 		}
 		if len(absent) > 0 {
 			// Where the absent ones are: already moved, or nowhere.
-			if err := tx.Table(to).Where("id IN ?", absent).Order("id").Pluck("id", &res.Already).Error; err != nil {
+			var there []int64
+			if err := tx.Table(to).Where("id IN ?", absent).Pluck("id", &there).Error; err != nil {
 				return err
 			}
 			for _, id := range absent {
-				if !slices.Contains(res.Already, id) {
+				if slices.Contains(there, id) {
+					res.Already = append(res.Already, id)
+				} else {
 					res.Missing = append(res.Missing, id)
 				}
 			}
+			slices.Sort(res.Already)
 		}
 		var err error
 		if written, err = s.writeMoves(tx, changes, now); err != nil {

@@ -457,3 +457,28 @@ func TestPurgeArchive(t *testing.T) {
 		}
 	})
 }
+
+// A restore whose id a pet of the list holds (a backup restored onto a
+// database whose id counter had not passed the archive's ids) leaves both
+// as they are and says so, instead of failing.
+func TestRestoreOverTakenID(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		p := newPet(t, s, "Original", models.StatusAvailable)
+		if _, err := s.ArchivePets(ctx, []models.PetVersion{{ID: p.ID, Version: p.Version}}, "ana"); err != nil {
+			t.Fatal(err)
+		}
+		modelstest.InsertPets(t, s, p.ID, []string{"Usurper"})
+		res, err := s.RestorePets(ctx, []models.PetVersion{{ID: p.ID, Version: p.Version + 1}}, "ana")
+		if err != nil || len(res.Moved) != 0 || !slices.Equal(res.Already, []int64{p.ID}) {
+			t.Fatalf("RestorePets over a taken id = %+v, %v; want it skipped as already in the list", res, err)
+		}
+		if got, err := s.GetPet(ctx, p.ID); err != nil || got.Name != "Usurper" {
+			t.Errorf("the list's pet %+v, %v", got, err)
+		}
+		if a, err := s.GetArchivedPet(ctx, p.ID); err != nil || a.Name != "Original" {
+			t.Errorf("the archived pet %+v, %v", a, err)
+		}
+	})
+}
