@@ -482,3 +482,44 @@ func TestRestoreOverTakenID(t *testing.T) {
 		}
 	})
 }
+
+// The server's purge runs in the background from the moment it is
+// started: a pet archived longer than the retention goes, a younger one
+// stays.
+func TestPurgeArchiveEvery(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+		var mu sync.Mutex
+		now := base
+		s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		old, young := newPet(t, s, "Old", models.StatusAvailable), newPet(t, s, "Young", models.StatusSold)
+		if _, err := s.ArchivePets(ctx, []models.PetVersion{{ID: old.ID, Version: 1}}, "ana"); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		now = base.Add(90 * time.Minute)
+		mu.Unlock()
+		if _, err := s.ArchivePets(ctx, []models.PetVersion{{ID: young.ID, Version: 1}}, "ana"); err != nil {
+			t.Fatal(err)
+		}
+		s.PurgeArchiveEvery(time.Hour)
+		for range 300 {
+			if _, err := s.GetArchivedPet(ctx, old.ID); models.ErrorCode(err) == models.CodeNotFound {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if _, err := s.GetArchivedPet(ctx, old.ID); models.ErrorCode(err) != models.CodeNotFound {
+			t.Fatalf("the pet archived 90 minutes ago was not purged with a retention of an hour: %v", err)
+		}
+		if _, err := s.GetArchivedPet(ctx, young.ID); err != nil {
+			t.Errorf("the pet archived just now was purged: %v", err)
+		}
+		if actor, detail, err := modelstest.LastAudit(t, s, models.ActionPetsPurged, 0); err != nil || actor != models.ActorArchivePurge ||
+			!strings.HasSuffix(detail, ": ids "+fmt.Sprint(old.ID)) {
+			t.Errorf("purge audit %q %q %v", actor, detail, err)
+		}
+	})
+}
