@@ -122,6 +122,7 @@ func TestBadConfiguration(t *testing.T) {
 		{name: "connect timeout", vars: map[string]string{"DATABASE_CONNECT_TIMEOUT": "soon"}, wantVar: "DATABASE_CONNECT_TIMEOUT"},
 		{name: "pool size", vars: map[string]string{"DATABASE_MAX_OPEN_CONNS": "0"}, wantVar: "DATABASE_MAX_OPEN_CONNS"},
 		{name: "trusted proxies", vars: map[string]string{"TRUSTED_PROXIES": "10.0.0.0/99"}, wantVar: "TRUSTED_PROXIES"},
+		{name: "archive kept for no time", vars: map[string]string{"ARCHIVE_RETENTION": "0"}, wantVar: "ARCHIVE_RETENTION"},
 		{name: "mysql URL without database", vars: map[string]string{"DATABASE_URL": "mysql://u:Hunter2secret@127.0.0.1:1/"}, wantVar: "DATABASE_URL", secret: "Hunter2secret"},
 		{
 			name:    "unreachable mysql",

@@ -81,6 +81,9 @@ type Config struct {
 	SecretKeys [][]byte
 	// Backups configure the scheduled backups of serve.
 	Backups Backups
+	// ArchiveRetention is how long an archived pet is kept before it is
+	// purged for good (ARCHIVE_RETENTION).
+	ArchiveRetention time.Duration
 }
 
 // Backups are the BACKUP_* settings.
@@ -139,6 +142,7 @@ const (
 	DefaultWebhookDisableAfter = 72 * time.Hour
 	DefaultBackupInterval      = 24 * time.Hour
 	DefaultBackupKeep          = 7
+	DefaultArchiveRetention    = 720 * time.Hour
 )
 
 // Error is a configuration error naming the variable at fault.
@@ -192,6 +196,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if cfg.Backups, err = backups(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.ArchiveRetention, err = positiveDuration(getenv, "ARCHIVE_RETENTION", DefaultArchiveRetention); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

@@ -37,6 +37,8 @@ func defaults() config.Config {
 		Webhooks:        config.Webhooks{Timeout: 10 * time.Second, RetryBase: 30 * time.Second, MaxAttempts: 12, DisableAfter: 72 * time.Hour},
 		TimeZone:        time.UTC,
 		Backups:         config.Backups{Interval: 24 * time.Hour, Keep: 7},
+
+		ArchiveRetention: 720 * time.Hour,
 	}
 }
 
@@ -106,6 +108,7 @@ func TestLoad(t *testing.T) {
 		}},
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
+		{"archive kept a week", map[string]string{"ARCHIVE_RETENTION": "168h"}, func(c *config.Config) { c.ArchiveRetention = 168 * time.Hour }},
 		{"scheduled backups", map[string]string{"BACKUP_DIR": " /var/backups/petstore ", "BACKUP_INTERVAL": "6h", "BACKUP_KEEP": "28"},
 			func(c *config.Config) {
 				c.Backups = config.Backups{Dir: "/var/backups/petstore", Interval: 6 * time.Hour, Keep: 28}
@@ -313,6 +316,9 @@ func TestLoadErrors(t *testing.T) {
 		{"log format of another tool", map[string]string{"LOG_FORMAT": "logfmt"}, "LOG_FORMAT"},
 		{"events kept in days", map[string]string{"EVENTS_RETENTION": "30d"}, "EVENTS_RETENTION"},
 		{"events kept for no time", map[string]string{"EVENTS_RETENTION": "0s"}, "EVENTS_RETENTION"},
+		{"archive kept for no time", map[string]string{"ARCHIVE_RETENTION": "0"}, "ARCHIVE_RETENTION"},
+		{"archive kept for less than none", map[string]string{"ARCHIVE_RETENTION": "-1h"}, "ARCHIVE_RETENTION"},
+		{"archive kept in days", map[string]string{"ARCHIVE_RETENTION": "30d"}, "ARCHIVE_RETENTION"},
 		{"backups every second", map[string]string{"BACKUP_INTERVAL": "1s"}, "BACKUP_INTERVAL"},
 		{"backups every day, in days", map[string]string{"BACKUP_INTERVAL": "1d"}, "BACKUP_INTERVAL"},
 		{"no backups kept", map[string]string{"BACKUP_KEEP": "0"}, "BACKUP_KEEP"},

@@ -114,10 +114,11 @@ func (j *journey) checkAxe(what string) {
 	j.scheme("light")
 }
 
-// axeSite fills a site with what every page shows: pets, an API key, a
-// webhook, a viewer, and the audit events they leave.
+// axeSite fills a site with what every page shows: pets, an archived pet,
+// an API key, a webhook, a viewer, and the audit events they leave.
 type axeSite struct {
 	pet     models.Pet
+	other   models.Pet // a pet of the list besides pet
 	keyID   int64
 	hookID  int64
 	viewer  models.User
@@ -135,6 +136,10 @@ func newAxeSite(j *journey) axeSite {
 	if _, err := j.store.UpdatePetStatus(ctx, added[1].ID, models.StatusSold, staffUser); err != nil {
 		j.t.Fatal(err)
 	}
+	gone := j.addPets(models.NewPet{Name: "Biscuit", CategoryID: 2, Status: models.StatusPending})[0]
+	if _, err := j.store.ArchivePets(ctx, []models.PetVersion{{ID: gone.ID, Version: gone.Version}}, staffUser); err != nil {
+		j.t.Fatal(err)
+	}
 	k, _, err := j.store.CreateAPIKeyFrom(ctx, models.APIKeyInput{Name: "shop", Scopes: []string{"pets:read"}}, staffUser)
 	if err != nil {
 		j.t.Fatal(err)
@@ -143,7 +148,7 @@ func newAxeSite(j *journey) axeSite {
 	if err != nil {
 		j.t.Fatal(err)
 	}
-	return axeSite{pet: added[0], keyID: k.ID, hookID: w.ID, viewer: j.addMember("vera", models.RoleViewer), viewerP: memberPassword}
+	return axeSite{pet: added[0], other: added[2], keyID: k.ID, hookID: w.ID, viewer: j.addMember("vera", models.RoleViewer), viewerP: memberPassword}
 }
 
 // Every console page and /docs pass axe-core's WCAG 2.2 A and AA rules, as
@@ -168,7 +173,7 @@ func TestBrowserAxe(t *testing.T) {
 
 	for part, pages := range [][]string{
 		{"/admin/pets", "/admin/pets?q=nothing-matches", "/admin/pets?status=sold", "pet", "/admin/pets/999999999",
-			"/admin/api-keys", "revoke", "/admin/users", "member"},
+			"/admin/api-keys", "revoke", "/admin/users", "member", "/admin/pets/archive", "archive selected"},
 		{"/admin/sessions", "/admin/audit", "/admin/audit?action=pet.status_changed", "/admin/audit?target=nonsense",
 			"/admin/webhooks", "hook", "hook/rotate", "hook/delete"},
 	} {
@@ -185,6 +190,8 @@ func TestBrowserAxe(t *testing.T) {
 				"hook":        hook,
 				"hook/rotate": hook + "/rotate",
 				"hook/delete": hook + "/delete",
+				"archive selected": fmt.Sprintf("/admin/pets/bulk-archive?pet=%d:%d&pet=%d:%d&back=/admin/pets",
+					s.pet.ID, s.pet.Version, s.other.ID, s.other.Version),
 			}
 			for _, p := range pages {
 				if path, ok := named[p]; ok {

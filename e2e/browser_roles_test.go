@@ -115,7 +115,7 @@ func TestBrowserViewerIsReadOnly(t *testing.T) {
 	j.signedInAs("vera", memberPassword)
 	j.waitPetNames("Polly", "Rex")
 
-	if got := j.navEntries(); got != "Pets|API keys|Staff|Audit|Sessions|Account|API reference" {
+	if got := j.navEntries(); got != "Pets|Archive|API keys|Staff|Audit|Sessions|Account|API reference" {
 		t.Errorf("navigation %q", got)
 	}
 	if got := j.text(`footer [data-testid="role"]`); got != "(viewer)" {

@@ -98,11 +98,17 @@ const (
 	ActionPetsSeeded       = "pet.seeded"
 	ActionPetsExported     = "pet.exported"
 	ActionPetsBulkStatus   = "pet.bulk_status_changed"
-	ActionKeyCreated       = "apikey.created"
-	ActionKeyRevoked       = "apikey.revoked"
-	ActionUserCreated      = "user.created"
-	ActionPasswordChanged  = "user.password_changed"
-	ActionLogin            = "user.login"
+	ActionPetArchived      = "pet.archived"
+	ActionPetRestored      = "pet.restored"
+	// ActionPetsPurged is one batch of archived pets deleted for good
+	// after ARCHIVE_RETENTION; its detail lists their ids.
+	ActionPetsPurged      = "pet.purged"
+	ActionPetsBulkArchive = "pet.bulk_archived"
+	ActionKeyCreated      = "apikey.created"
+	ActionKeyRevoked      = "apikey.revoked"
+	ActionUserCreated     = "user.created"
+	ActionPasswordChanged = "user.password_changed"
+	ActionLogin           = "user.login"
 	// ActionPasswordAccepted is the first step of a member with a second:
 	// the password was right, the sign-in waits for the second step.
 	ActionPasswordAccepted = "user.password_accepted"
@@ -122,7 +128,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetArchived, ActionPetRestored, ActionPetsPurged, ActionPetsBulkArchive, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

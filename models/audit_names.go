@@ -47,6 +47,22 @@ func (s *Store) AuditNames(ctx context.Context, events []AuditEvent) (map[string
 		for _, r := range rows {
 			names[r.ID] = r.Name
 		}
+		if t.typ == TargetPet && len(rows) < len(ids[t.typ]) {
+			// An archived pet is still called by its name.
+			var missing []int64
+			for _, id := range ids[t.typ] {
+				if _, ok := names[id]; !ok {
+					missing = append(missing, id)
+				}
+			}
+			rows = rows[:0]
+			if err := s.db.WithContext(ctx).Model(&ArchivedPet{}).Select("id", "name").Where("id IN ?", missing).Find(&rows).Error; err != nil {
+				return nil, s.dbErr("read audit names", err)
+			}
+			for _, r := range rows {
+				names[r.ID] = r.Name
+			}
+		}
 		out[t.typ] = names
 	}
 	return out, nil

@@ -65,18 +65,21 @@ const (
 	BulkFailed  BulkState = "failed"
 )
 
-// bulkKindStatus is the kind of job that sets pets' status.
-const bulkKindStatus = "pets.status"
+// The kinds of bulk job: setting pets' status, and archiving them.
+const (
+	bulkKindStatus  = "pets.status"
+	BulkKindArchive = "pets.archive"
+)
 
 // BulkJob is a bulk status change: what it changes, and how far it got.
 type BulkJob struct {
 	ID int64
-	// Kind is what the job does; only status changes exist.
+	// Kind is what the job does: a status change, or BulkKindArchive.
 	Kind string
 	// Filter is the list's query the pets were chosen by (status, q, ...),
 	// as a URL query string.
 	Filter string
-	// TargetStatus is the status the pets are set to.
+	// TargetStatus is the status the pets are set to ("" for an archive).
 	TargetStatus Status
 	Actor        string
 	State        BulkState
@@ -146,6 +149,18 @@ func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *ti
 	if _, ok := ParseStatus(string(status)); !ok {
 		return BulkJob{}, fieldError(FieldStatus, StatusMessage)
 	}
+	return s.startBulk(ctx, bulkKindStatus, filter, zone, status, total, actor)
+}
+
+// StartBulkArchive starts archiving every pet matching filter in the
+// background, as StartBulkStatus starts a status change: each chunk
+// through ArchivePets over the versions just read.
+func (s *Store) StartBulkArchive(ctx context.Context, filter url.Values, zone *time.Location, total int, actor string) (BulkJob, error) {
+	return s.startBulk(ctx, BulkKindArchive, filter, zone, "", total, actor)
+}
+
+// startBulk starts a bulk job of kind (StartBulkStatus, StartBulkArchive).
+func (s *Store) startBulk(ctx context.Context, kind string, filter url.Values, zone *time.Location, status Status, total int, actor string) (BulkJob, error) {
 	l, kept, err := BulkFilter(filter, zone)
 	if err != nil {
 		return BulkJob{}, err
@@ -154,7 +169,7 @@ func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *ti
 		return BulkJob{}, err
 	}
 	now, one := s.now(), 1
-	job := BulkJob{Kind: bulkKindStatus, Filter: kept.Encode(), TargetStatus: status, Actor: actor, State: BulkRunning,
+	job := BulkJob{Kind: kind, Filter: kept.Encode(), TargetStatus: status, Actor: actor, State: BulkRunning,
 		RunningSlot: &one, Total: total, LeaseOwner: rand.Text(), LeaseUntil: now.Add(bulkLease), CreatedAt: now, UpdatedAt: now}
 	if len(job.Filter) > 2000 {
 		return BulkJob{}, fieldError(FieldSearch, "The filter is too long for a bulk change.")
@@ -168,14 +183,23 @@ func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *ti
 			return BulkJob{}, rerr
 		}
 		return running, &Error{Code: CodeConflict, Err: ErrBulkRunning, Message: fmt.Sprintf(
-			"Another bulk change is running (%s is setting pets to %s): wait for it to finish, then try again. Nothing was changed.",
-			running.Actor, running.TargetStatus)}
+			"Another bulk change is running (%s is %s): wait for it to finish, then try again. Nothing was changed.",
+			running.Actor, running.Doing())}
 	}
 	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l) }) {
 		s.endBulkJob(context.Background(), job, "The server was stopping; nothing was changed.")
 		return BulkJob{}, &Error{Code: CodeUnavailable, Message: "The server is stopping; try again shortly."}
 	}
 	return job, nil
+}
+
+// Doing says what the job does, in words: "setting pets to sold",
+// "archiving pets".
+func (job BulkJob) Doing() string {
+	if job.Kind == BulkKindArchive {
+		return "archiving pets"
+	}
+	return "setting pets to " + string(job.TargetStatus)
 }
 
 // GetBulkJob returns the bulk job id; one whose process died (its lease
@@ -236,14 +260,23 @@ func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing) {
 			sc.Pets[i] = PetVersion{ID: p.ID, Version: p.Version}
 		}
 		slices.SortFunc(sc.Pets, func(a, b PetVersion) int { return cmpInt64(a.ID, b.ID) })
-		res, err := s.ChangePetsStatus(ctx, sc, job.Actor)
-		if err != nil {
-			return err
+		if job.Kind == BulkKindArchive {
+			res, err := s.ArchivePets(ctx, sc.Pets, job.Actor)
+			if err != nil {
+				return err
+			}
+			job.Changed += len(res.Moved)
+			job.Stale += len(res.Stale) + len(res.Missing) + len(res.Already)
+		} else {
+			res, err := s.ChangePetsStatus(ctx, sc, job.Actor)
+			if err != nil {
+				return err
+			}
+			job.Changed += len(res.Changed)
+			job.Already += len(res.Already)
+			job.Stale += len(res.Stale) + len(res.Missing)
 		}
 		job.Processed += len(pets)
-		job.Changed += len(res.Changed)
-		job.Already += len(res.Already)
-		job.Stale += len(res.Stale) + len(res.Missing)
 		if err := s.bulkProgress(ctx, &job); err != nil {
 			return err
 		}
@@ -319,7 +352,11 @@ func (s *Store) endBulkJob(ctx context.Context, job BulkJob, why string) error {
 		if err := tx.Where("id = ?", job.ID).Take(&ended).Error; err != nil {
 			return err
 		}
-		ev := AuditEvent{At: now, Actor: ended.Actor, Action: ActionPetsBulkStatus, TargetType: TargetPet,
+		action := ActionPetsBulkStatus
+		if ended.Kind == BulkKindArchive {
+			action = ActionPetsBulkArchive
+		}
+		ev := AuditEvent{At: now, Actor: ended.Actor, Action: action, TargetType: TargetPet,
 			Detail: truncate(bulkDetail(ended), 500)}
 		return tx.Create(&ev).Error
 	})
@@ -331,7 +368,11 @@ func (s *Store) endBulkJob(ctx context.Context, job BulkJob, why string) error {
 // sold); filter: status available, search "cat"`.
 func bulkDetail(job BulkJob) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "set %s to %s", plural(job.Changed, "pet", "pets"), job.TargetStatus)
+	if job.Kind == BulkKindArchive {
+		fmt.Fprintf(&b, "archived %s", plural(job.Changed, "pet", "pets"))
+	} else {
+		fmt.Fprintf(&b, "set %s to %s", plural(job.Changed, "pet", "pets"), job.TargetStatus)
+	}
 	var skipped []string
 	if job.Already > 0 {
 		skipped = append(skipped, fmt.Sprintf("%d already %s", job.Already, job.TargetStatus))

@@ -38,6 +38,10 @@ type EventType string
 const (
 	EventPetCreated EventType = "pet.created"
 	EventPetUpdated EventType = "pet.updated"
+	// EventPetArchived carries the pet's last state; EventPetRestored the
+	// pet as restored, with its id.
+	EventPetArchived EventType = "pet.archived"
+	EventPetRestored EventType = "pet.restored"
 )
 
 // Event is one change in the change feed.

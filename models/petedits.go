@@ -36,6 +36,12 @@ func ParseVersion(s string) (int64, error) {
 // as it now stands, and a conflict naming the latest change.
 func (s *Store) editConflict(ctx context.Context, id int64) (Pet, error) {
 	cur, err := s.GetPet(ctx, id)
+	if ErrorCode(err) == CodeNotFound {
+		// Archived since the form was opened.
+		if _, aerr := s.GetArchivedPet(ctx, id); aerr == nil {
+			return Pet{}, archivedConflict()
+		}
+	}
 	if err != nil {
 		return Pet{}, err
 	}

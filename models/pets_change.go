@@ -9,7 +9,8 @@ import (
 )
 
 // A pet has one write path. Every write of a pet (a create from the API or
-// the console, an edit, a status change alone or in bulk, a seed) is a
+// the console, an edit, a status change alone or in bulk, a seed, an
+// archive or a restore) is a
 // PetChange, and impliedRows.add, the one function below, derives every
 // row the change implies besides the pet's own: its search words, the
 // status counts' deltas, its audit event and its event in the change feed
@@ -22,6 +23,8 @@ import (
 //     batchSQL), where a new pet's id is an SQL variable;
 //   - edits and status changes on either engine: a transaction
 //     (pets_update.go, writeImplied);
+//   - archives and restores: the same transaction sink, the pet's row
+//     moving between pets and archived_pets (pets_archive.go);
 //   - seeding: multi-row statements of thousands of rows (seed.go).
 //
 // A new derived row is added in impliedRows and written by each of those
@@ -41,6 +44,13 @@ const (
 	// ChangeSeed adds an example pet; a seed is audited once as a whole,
 	// not per pet.
 	ChangeSeed
+	// ChangeArchive moves a pet into the archive: Before is the pet as it
+	// stood, After its last state as archived (same fields, the next
+	// version). It leaves every list, count and search.
+	ChangeArchive
+	// ChangeRestore moves an archived pet back with its id: Before is the
+	// pet as archived, After as restored (the next version).
+	ChangeRestore
 )
 
 // PetChange is one write of a pet: the pet before it (nil for a new pet),
@@ -99,12 +109,21 @@ type impliedRows struct {
 // number i. It is the one place that knows them.
 func (r *impliedRows) add(i int, ch PetChange) error {
 	b, a := ch.Before, &ch.After
-	oldName := ""
+	// A pet in the archive has no words and counts in no status: an
+	// archive is the pet going from its state to none, a restore from
+	// none to its state.
+	oldName, newName := "", a.Name
 	if b != nil {
 		oldName = b.Name
 	}
-	if oldName != a.Name {
-		oldKeys, newKeys := nameKeys(oldName), nameKeys(a.Name)
+	switch ch.Kind {
+	case ChangeArchive:
+		newName = ""
+	case ChangeRestore:
+		oldName = ""
+	}
+	if oldName != newName {
+		oldKeys, newKeys := nameKeys(oldName), nameKeys(newName)
 		for _, k := range oldKeys {
 			if !slices.Contains(newKeys, k) {
 				r.unwords = append(r.unwords, wordRow{k, i})
@@ -117,7 +136,11 @@ func (r *impliedRows) add(i int, ch PetChange) error {
 		}
 	}
 	switch {
-	case b == nil:
+	case ch.Kind == ChangeArchive:
+		if !r.counts.add(b.Status, -1) {
+			return fmt.Errorf("count an archived pet: status %q", b.Status)
+		}
+	case b == nil || ch.Kind == ChangeRestore:
 		if !r.counts.add(a.Status, 1) {
 			return fmt.Errorf("count a new pet: status %q", a.Status)
 		}
@@ -137,7 +160,12 @@ func (r *impliedRows) add(i int, ch PetChange) error {
 // batch's number i.
 func (ch PetChange) feedEvent(i int) eventRow {
 	b, a := ch.Before, ch.After
-	if b == nil {
+	switch {
+	case ch.Kind == ChangeArchive:
+		return eventRow{typ: EventPetArchived, after: a, pet: i}
+	case ch.Kind == ChangeRestore:
+		return eventRow{typ: EventPetRestored, after: a, pet: i}
+	case b == nil:
 		return eventRow{typ: EventPetCreated, after: a, pet: i}
 	}
 	var changed []string
@@ -164,6 +192,10 @@ func (ch PetChange) auditEvent() (AuditEvent, bool) {
 		ev.Action, ev.Detail = ActionPetEdited, editDetail(*ch.Before, ch.After)
 	case ChangeStatus:
 		ev.Action, ev.Detail = ActionPetStatusChanged, string(ch.Before.Status)+" -> "+string(ch.After.Status)
+	case ChangeArchive:
+		ev.Action, ev.Detail = ActionPetArchived, createdDetail(ch.After)
+	case ChangeRestore:
+		ev.Action, ev.Detail = ActionPetRestored, createdDetail(ch.After)
 	default:
 		return AuditEvent{}, false
 	}

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,9 @@ import (
 // errStale says a pet no longer has the version an edit was made from.
 var errStale = errors.New("the pet changed since the version edited")
 
+// errArchived ends the transaction of a change of an archived pet.
+var errArchived = errors.New("the pet is archived")
+
 // EditPet saves np, a validated edit of pet id made from its version
 // version. The pet is written only if it still has that version; it then
 // has the next one, and the rows the change implies (impliedRows) are
@@ -38,7 +42,12 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 	)
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		written = updatesWritten{}
-		if err := tx.Where("id = ?", id).Take(&p).Error; err != nil {
+		if err := tx.Where("id = ?", id).Take(&p).Error; errors.Is(err, gorm.ErrRecordNotFound) {
+			if archived, aerr := isArchived(tx, id); aerr != nil || archived {
+				return cmp.Or(aerr, errArchived)
+			}
+			return err
+		} else if err != nil {
 			return err
 		}
 		if p.Version != version {
@@ -65,6 +74,8 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 		return Pet{}, notFound("pet", id)
 	case errors.Is(err, errStale):
 		return s.editConflict(ctx, id)
+	case errors.Is(err, errArchived):
+		return Pet{}, archivedConflict()
 	case err != nil:
 		return Pet{}, s.dbErr("edit pet", err)
 	}
@@ -84,6 +95,9 @@ func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, ac
 		return res.Changed[0], nil
 	case len(res.Already) == 1:
 		return res.Already[0], nil
+	}
+	if _, err := s.GetArchivedPet(ctx, id); err == nil {
+		return Pet{}, archivedConflict()
 	}
 	return Pet{}, notFound("pet", id)
 }

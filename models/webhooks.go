@@ -105,7 +105,7 @@ func (WebhookDelivery) TableName() string { return "webhook_deliveries" }
 const EventPing = "ping"
 
 // WebhookEventTypes are the event types an endpoint may ask for.
-var WebhookEventTypes = []string{string(EventPetCreated), string(EventPetUpdated), "pet.archived", "pet.restored"}
+var WebhookEventTypes = []string{string(EventPetCreated), string(EventPetUpdated), string(EventPetArchived), string(EventPetRestored)}
 
 // Audit actions and the target type of webhooks.
 const (

@@ -1911,7 +1911,7 @@ func bulkForm(t PetTableView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 161, ">Apply to selected</button> <button type=\"submit\" name=\"scope\" value=\"all\" class=\"secondary\" data-testid=\"bulk-all-matching\">Apply to every pet of this filter…</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 161, ">Apply to selected</button> <button type=\"submit\" name=\"scope\" value=\"all\" class=\"secondary\" data-testid=\"bulk-all-matching\">Apply to every pet of this filter…</button> <details class=\"dropdown bulk-more\" data-testid=\"bulk-archive-menu\"><summary role=\"button\" class=\"outline secondary\">Archive…</summary><ul><li><button type=\"submit\" name=\"scope\" value=\"archive\" class=\"secondary\" data-testid=\"bulk-archive\">Archive selected…</button></li><li><button type=\"submit\" name=\"scope\" value=\"archive-all\" class=\"secondary\" data-testid=\"bulk-archive-all\">Archive every pet of this filter…</button></li></ul></details></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1965,7 +1965,7 @@ func BulkSummary(text string, oob bool) templ.Component {
 			var templ_7745c5c3_Var81 string
 			templ_7745c5c3_Var81, templ_7745c5c3_Err = templ.JoinStringErrs(text)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 456, Col: 12}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 463, Col: 12}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var81))
 			if templ_7745c5c3_Err != nil {
@@ -2070,7 +2070,7 @@ func statusCounts(counts []StatusCount, oob bool) templ.Component {
 				var templ_7745c5c3_Var84 templ.SafeURL
 				templ_7745c5c3_Var84, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL(c.URL))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 487, Col: 34}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 494, Col: 34}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var84))
 				if templ_7745c5c3_Err != nil {
@@ -2083,7 +2083,7 @@ func statusCounts(counts []StatusCount, oob bool) templ.Component {
 				var templ_7745c5c3_Var85 string
 				templ_7745c5c3_Var85, templ_7745c5c3_Err = templ.JoinStringErrs(c.Status)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 488, Col: 29}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 495, Col: 29}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var85))
 				if templ_7745c5c3_Err != nil {
@@ -2106,7 +2106,7 @@ func statusCounts(counts []StatusCount, oob bool) templ.Component {
 				var templ_7745c5c3_Var86 string
 				templ_7745c5c3_Var86, templ_7745c5c3_Err = templ.JoinStringErrs(c.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 492, Col: 16}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 499, Col: 16}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var86))
 				if templ_7745c5c3_Err != nil {
@@ -2119,7 +2119,7 @@ func statusCounts(counts []StatusCount, oob bool) templ.Component {
 				var templ_7745c5c3_Var87 string
 				templ_7745c5c3_Var87, templ_7745c5c3_Err = templ.JoinStringErrs(c.Count)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 492, Col: 48}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 499, Col: 48}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var87))
 				if templ_7745c5c3_Err != nil {
@@ -2132,7 +2132,7 @@ func statusCounts(counts []StatusCount, oob bool) templ.Component {
 				var templ_7745c5c3_Var88 string
 				templ_7745c5c3_Var88, templ_7745c5c3_Err = templ.JoinStringErrs(" " + c.Noun)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 492, Col: 101}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `pets.templ`, Line: 499, Col: 101}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var88))
 				if templ_7745c5c3_Err != nil {

@@ -20,6 +20,10 @@ var auditActionNames = map[string]string{
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
 	models.ActionPetsBulkStatus:        "Status set for every match",
+	models.ActionPetArchived:           "Pet archived",
+	models.ActionPetRestored:           "Pet restored from the archive",
+	models.ActionPetsPurged:            "Archived pets deleted for good",
+	models.ActionPetsBulkArchive:       "Every match archived",
 	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
@@ -196,7 +200,25 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 	case models.ActionPetsSeeded:
 		s.who(ev)
 		s.say(" " + ev.Detail)
-	case models.ActionPetsBulkStatus:
+	case models.ActionPetArchived, models.ActionPetRestored:
+		s.who(ev)
+		if ev.Action == models.ActionPetArchived {
+			s.say(" archived ")
+		} else {
+			s.say(" restored ")
+		}
+		s.pet(ev, n, quotedField(ev.Detail, "name"))
+		if ev.Action == models.ActionPetRestored {
+			s.say(" from the archive")
+		}
+	case models.ActionPetsPurged:
+		what, ids, _ := strings.Cut(ev.Detail, ": ids ")
+		s.who(ev)
+		s.say(" deleted for good " + strings.Replace(strings.TrimPrefix(what, "purged "), " archived before ", ", archived before ", 1))
+		if ids != "" {
+			s.note = "Their ids: " + ids + "."
+		}
+	case models.ActionPetsBulkStatus, models.ActionPetsBulkArchive:
 		what, filter, _ := strings.Cut(ev.Detail, "; filter: ")
 		s.who(ev)
 		s.say(" " + what)

@@ -88,7 +88,14 @@ func TestDescribeEvent(t *testing.T) {
 			"Ana sent delivery 12 of the webhook to https://partner.example/hook again", ""},
 		{"an API key acting", models.AuditEvent{Actor: "apikey pst_ab12 (shop)", ActorKind: models.ActorKindAPIKey, Action: models.ActionPetCreated, TargetType: models.TargetPet, TargetID: 7, Detail: `name="Luna" categoryId=2 status=available`},
 			"The API key “shop” added Luna (category 2, available)", ""},
-		{"unknown action", ana("pet.archived", models.TargetPet, 7, "kept 30 days"), "Ana: pet archived, pet “Luna”", "kept 30 days"},
+		{"archived", ana(models.ActionPetArchived, models.TargetPet, 9, `name="Old Tom" categoryId=2 status=sold`), "Ana archived Old Tom", ""},
+		{"restored", ana(models.ActionPetRestored, models.TargetPet, 7, `name="Luna" categoryId=2 status=sold`), "Ana restored Luna from the archive", ""},
+		{"purged", models.AuditEvent{Actor: models.ActorArchivePurge, ActorKind: models.ActorKindSystem, Action: models.ActionPetsPurged, TargetType: models.TargetPet,
+			Detail: "purged 3 pets archived before 2026-03-01T10:00:00Z: ids 4, 5, 9"},
+			"The service deleted for good 3 pets, archived before 2026-03-01T10:00:00Z", "Their ids: 4, 5, 9."},
+		{"bulk archive", ana(models.ActionPetsBulkArchive, models.TargetPet, 0, "archived 2 pets of 2 matching when confirmed; filter: status sold"),
+			"Ana archived 2 pets of 2 matching when confirmed", "Filter: status sold."},
+		{"unknown action", ana("pet.teleported", models.TargetPet, 7, "to the moon"), "Ana: pet teleported, pet “Luna”", "to the moon"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +119,7 @@ func TestAuditActionNames(t *testing.T) {
 			t.Errorf("%s has no plain name", a)
 		}
 	}
-	if got := auditActionName("pet.archived"); got != "Pet archived" {
+	if got := auditActionName("pet.teleported"); got != "Pet teleported" {
 		t.Errorf("an unnamed action reads %q", got)
 	}
 }

@@ -33,7 +33,7 @@ func (ui *Web) findPet(c *gin.Context) (models.Pet, error) {
 	}
 	p, err := ui.store.GetPet(c.Request.Context(), id)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		return models.Pet{}, noSuchPet
+		return models.Pet{}, ui.petNotFound(c, id)
 	}
 	return p, err
 }
@@ -70,6 +70,10 @@ func (ui *Web) editPet(c *gin.Context) {
 		return
 	}
 	saved, err := ui.store.EditPet(c.Request.Context(), id, version, np, currentUser(c).Username)
+	if isArchivedErr(err) {
+		ui.fail(c, archivedRefusal())
+		return
+	}
 	if e := (*models.Error)(nil); errors.As(err, &e) && e.Code == models.CodeConflict {
 		form.Conflict, form.Theirs, form.Version = e.Message, theirValues(saved, np), strconv.FormatInt(saved.Version, 10)
 		ui.renderPet(c, http.StatusConflict, saved, form, templates.Flash{})
@@ -181,6 +185,10 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 	if c.PostForm("all") == "1" {
 		items = c.PostFormArray("page")
 	}
+	if scope := c.PostForm("scope"); scope == "archive" || scope == "archive-all" {
+		ui.toArchive(c, back, items, scope == "archive-all")
+		return
+	}
 	ch, err := models.ParseStatusChange(items, c.PostForm("status"), ui.listingOf(back).Limit())
 	if e, ok := invalidFields(err); ok {
 		ui.bulkRefused(c, back, e.Message)
@@ -274,7 +282,7 @@ func bulkSummary(res models.StatusChangeResult, status models.Status) string {
 		skipped = append(skipped, fmt.Sprintf("%s (changed by someone else meanwhile: check it and try again)", p.Name))
 	}
 	for _, id := range res.Missing {
-		skipped = append(skipped, fmt.Sprintf("pet %d (no longer exists)", id))
+		skipped = append(skipped, fmt.Sprintf("pet %d (archived, or no longer exists)", id))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, " Skipped %d: %s.", len(skipped), strings.Join(skipped, "; "))
@@ -336,7 +344,7 @@ func (ui *Web) confirmBulk(c *gin.Context) {
 // filter params to status, with refused saying why nothing started.
 func (ui *Web) renderBulkConfirm(c *gin.Context, code int, params url.Values, status, refused string) {
 	st, ok := models.ParseStatus(status)
-	if !ok {
+	if !ok && status != bulkArchive {
 		ui.fail(c, refuse(models.CodeInvalidRequest, "Choose a status", "Choose the status to set the pets to, then try again."))
 		return
 	}
@@ -357,7 +365,7 @@ func (ui *Web) renderBulkConfirm(c *gin.Context, code int, params url.Values, st
 		return
 	}
 	v := templates.BulkConfirmView{Count: n, Total: groupDigits(int64(n)), Filter: models.FilterWords(kept),
-		FilterQuery: kept.Encode(), Status: string(st), BackURL: listURL(firstPage(l)), Error: refused}
+		FilterQuery: kept.Encode(), Status: string(st), BackURL: listURL(firstPage(l)), Error: refused, Archive: status == bulkArchive}
 	if busy {
 		v.Running = bulkJobPath(running.ID)
 	}
@@ -379,7 +387,12 @@ func (ui *Web) startBulk(c *gin.Context) {
 		return
 	}
 	total, _ := strconv.Atoi(c.PostForm("total"))
-	job, err := ui.store.StartBulkStatus(c.Request.Context(), params, ui.location, models.Status(status), total, currentUser(c).Username)
+	var job models.BulkJob
+	if status == bulkArchive {
+		job, err = ui.store.StartBulkArchive(c.Request.Context(), params, ui.location, total, currentUser(c).Username)
+	} else {
+		job, err = ui.store.StartBulkStatus(c.Request.Context(), params, ui.location, models.Status(status), total, currentUser(c).Username)
+	}
 	if errors.Is(err, models.ErrBulkRunning) {
 		ui.renderBulkConfirm(c, http.StatusConflict, params, status, "Nothing was changed: another bulk change is running.")
 		return
@@ -424,20 +437,27 @@ func bulkJobView(job models.BulkJob) templates.BulkJobView {
 	params, _ := url.ParseQuery(job.Filter)
 	v := templates.BulkJobView{ID: job.ID, Status: string(job.TargetStatus), Filter: models.FilterWords(params), Actor: job.Actor,
 		Total: job.Total, Processed: job.Processed, Done: job.State != models.BulkRunning, Failed: job.State == models.BulkFailed,
-		Error: job.Error, ProgressURL: bulkJobPath(job.ID), BackURL: Prefix + "/pets"}
+		Error: job.Error, ProgressURL: bulkJobPath(job.ID), BackURL: Prefix + "/pets", Archive: job.Kind == models.BulkKindArchive}
 	if job.Filter != "" {
 		v.BackURL = Prefix + "/pets?" + job.Filter
 	}
 	v.ProgressText = fmt.Sprintf("%s of %s pets done", groupDigits(int64(min(job.Processed, job.Total))), groupDigits(int64(job.Total)))
 	if job.State == models.BulkFailed {
 		v.Error = "The change stopped part way: " + job.Error + " The pets not reached keep their status; start the change again to set them."
+		if v.Archive {
+			v.Error = "The archiving stopped part way: " + job.Error + " The pets not reached are still in the list; start it again to archive them."
+		}
 	}
 	if !v.Done {
 		return v
 	}
 	var b strings.Builder
-	switch job.Changed {
-	case 1:
+	switch {
+	case v.Archive && job.Changed == 1:
+		b.WriteString("Archived 1 pet.")
+	case v.Archive:
+		fmt.Fprintf(&b, "Archived %s pets.", groupDigits(int64(job.Changed)))
+	case job.Changed == 1:
 		fmt.Fprintf(&b, "Changed 1 pet to %s.", job.TargetStatus)
 	default:
 		fmt.Fprintf(&b, "Changed %s pets to %s.", groupDigits(int64(job.Changed)), job.TargetStatus)

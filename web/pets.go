@@ -418,6 +418,9 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 		return
 	}
 	pet, err := ui.store.UpdatePetStatus(c.Request.Context(), id, st, currentUser(c).Username)
+	if isArchivedErr(err) {
+		err = archivedRefusal()
+	}
 	if err != nil {
 		ui.fail(c, err)
 		return

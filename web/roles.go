@@ -67,6 +67,13 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/pets/bulk":        editor,
 	"GET " + Prefix + "/pets/bulk/:id":     editor, // its progress
 
+	// The archive: everyone reads it; editors archive and restore.
+	"GET " + Prefix + "/pets/archive":          viewer,
+	"POST " + Prefix + "/pets/archive/restore": editor,
+	"POST " + Prefix + "/pets/:id/archive":     editor, // asks first, then archives
+	"GET " + Prefix + "/pets/bulk-archive":     editor, // confirm archiving the selected pets
+	"POST " + Prefix + "/pets/bulk-archive":    editor,
+
 	"POST " + Prefix + "/api-keys":                 admin,
 	"GET " + Prefix + "/api-keys/:id/revoke":       admin,
 	"POST " + Prefix + "/api-keys/:id/revoke":      admin,
@@ -160,6 +167,7 @@ func (ui *Web) may(c *gin.Context, route string) bool {
 // that may open it.
 var navItems = []templates.NavItem{
 	{Href: Prefix + "/pets", Label: "Pets", Section: "pets"},
+	{Href: Prefix + "/pets/archive", Label: "Archive", Section: "archive"},
 	{Href: Prefix + "/api-keys", Label: "API keys", Section: "api-keys"},
 	{Href: Prefix + "/webhooks", Label: "Webhooks", Section: "webhooks"},
 	{Href: Prefix + "/users", Label: "Staff", Section: "users"},

@@ -155,6 +155,12 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"POST", "/admin/pets/bulk", "/admin/pets/bulk", fixed(url.Values{"filter": {"status=pending"}, "set": {"sold"}}), editors(http.StatusOK)},
 		{"GET", "/admin/pets/bulk/:id", "/admin/pets/bulk/999999", nil, editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
+		{"GET", "/admin/pets/archive", "/admin/pets/archive", nil, everyone(http.StatusOK)},
+		// Without confirm=yes the archive forms only ask.
+		{"POST", "/admin/pets/:id/archive", "/admin/pets/" + p + "/archive", func(models.Role) url.Values { return url.Values{"version": {version()}} }, editors(http.StatusOK)},
+		{"GET", "/admin/pets/bulk-archive", "/admin/pets/bulk-archive?pet=" + p + ":1&back=/admin/pets", nil, editors(http.StatusOK)},
+		{"POST", "/admin/pets/bulk-archive", "/admin/pets/bulk-archive", fixed(url.Values{"pet": {p + ":1"}, "back": {"/admin/pets"}}), editors(http.StatusOK)},
+		{"POST", "/admin/pets/archive/restore", "/admin/pets/archive/restore", fixed(url.Values{"pet": {"999999:1"}}), editors(http.StatusSeeOther)},
 
 		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}, "scope": {"pets:read"}}), admins(http.StatusOK)},
 		{"GET", "/admin/api-keys/:id/revoke", "/admin/api-keys/" + k + "/revoke", nil, admins(http.StatusOK)},
@@ -349,7 +355,7 @@ func TestForbiddenPage(t *testing.T) {
 			t.Errorf("title %q", got)
 		}
 		// The page keeps the frame: the member's navigation and name.
-		if nav := navLabels(p); strings.Join(nav, "|") != "Pets|API keys|Staff|Audit|Sessions|Account" {
+		if nav := navLabels(p); strings.Join(nav, "|") != "Pets|Archive|API keys|Staff|Audit|Sessions|Account" {
 			t.Errorf("navigation %q", nav)
 		}
 		if got := text(p, `footer [data-testid="role"]`); got != "(viewer)" {
@@ -423,7 +429,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 			addPet, statusForms, bulk, editPet, createKey, revoke, addStaff, memberActions, roleForm int
 			notes                                                                                    int
 		}
-		readers := "Pets|API keys|Staff|Audit|Sessions|Account"
+		readers := "Pets|Archive|API keys|Staff|Audit|Sessions|Account"
 		tests := []struct {
 			role models.Role
 			nav  string
@@ -431,7 +437,7 @@ func TestPagesShowWhatTheRoleMay(t *testing.T) {
 		}{
 			{models.RoleViewer, readers, shown{notes: 5}},
 			{models.RoleEditor, readers, shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, notes: 3}},
-			{models.RoleAdmin, "Pets|API keys|Webhooks|Staff|Audit|Sessions|Account|Operations",
+			{models.RoleAdmin, "Pets|Archive|API keys|Webhooks|Staff|Audit|Sessions|Account|Operations",
 				shown{addPet: 1, statusForms: 1, bulk: 3, editPet: 1, createKey: 1, revoke: 2, addStaff: 1, memberActions: 4, roleForm: 1}},
 		}
 		for _, tt := range tests {

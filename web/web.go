@@ -42,6 +42,9 @@ type Options struct {
 	// OpenAPI is the API's OpenAPI document, whose title and introduction
 	// /docs shows itself; nil shows only Swagger UI's rendering.
 	OpenAPI []byte
+	// ArchiveRetention is how long the archive keeps a pet
+	// (ARCHIVE_RETENTION), as the console tells staff; 0 is the default.
+	ArchiveRetention time.Duration
 }
 
 // Web holds the console handlers' dependencies.
@@ -63,6 +66,8 @@ type Web struct {
 	location *time.Location
 	// publicURL is Options.PublicURL: the passkeys' relying party.
 	publicURL string
+	// archiveRetention is Options.ArchiveRetention.
+	archiveRetention time.Duration
 }
 
 // Prefix is the path every console page starts with.
@@ -95,6 +100,10 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 		webhookAllowPrivate: o.WebhookAllowPrivate,
 		location:            o.Location,
 		publicURL:           o.PublicURL,
+		archiveRetention:    o.ArchiveRetention,
+	}
+	if ui.archiveRetention <= 0 {
+		ui.archiveRetention = 720 * time.Hour
 	}
 	if ui.location == nil {
 		ui.location = time.UTC
@@ -138,6 +147,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	staff.GET("", func(c *gin.Context) { c.Redirect(http.StatusFound, Prefix+"/pets") })
 	staff.POST("/logout", ui.logout)
 	ui.registerPets(staff)
+	ui.registerArchive(staff)
 	ui.registerExport(staff)
 	ui.registerAPIKeys(staff)
 	ui.registerWebhooks(staff)
