@@ -98,11 +98,13 @@ const (
 	ActionPetsSeeded       = "pet.seeded"
 	ActionPetsExported     = "pet.exported"
 	ActionPetsBulkStatus   = "pet.bulk_status_changed"
-	ActionKeyCreated       = "apikey.created"
-	ActionKeyRevoked       = "apikey.revoked"
-	ActionUserCreated      = "user.created"
-	ActionPasswordChanged  = "user.password_changed"
-	ActionLogin            = "user.login"
+	// ActionPetUndone is a pet's values put back by an undo.
+	ActionPetUndone       = "pet.undone"
+	ActionKeyCreated      = "apikey.created"
+	ActionKeyRevoked      = "apikey.revoked"
+	ActionUserCreated     = "user.created"
+	ActionPasswordChanged = "user.password_changed"
+	ActionLogin           = "user.login"
 	// ActionPasswordAccepted is the first step of a member with a second:
 	// the password was right, the sign-in waits for the second step.
 	ActionPasswordAccepted = "user.password_accepted"
@@ -122,7 +124,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetUndone, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

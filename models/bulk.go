@@ -171,7 +171,12 @@ func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *ti
 			"Another bulk change is running (%s is setting pets to %s): wait for it to finish, then try again. Nothing was changed.",
 			running.Actor, running.TargetStatus)}
 	}
-	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l) }) {
+	undo, err := s.startBulkUndo(ctx, job)
+	if err != nil {
+		s.endBulkJob(context.WithoutCancel(ctx), job, "The change could not be recorded for undo; nothing was changed.")
+		return BulkJob{}, err
+	}
+	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l, undo) }) {
 		s.endBulkJob(context.Background(), job, "The server was stopping; nothing was changed.")
 		return BulkJob{}, &Error{Code: CodeUnavailable, Message: "The server is stopping; try again shortly."}
 	}
@@ -226,9 +231,10 @@ func (s *Store) expireBulkJobs(ctx context.Context) error {
 }
 
 // runBulkStatus runs job: every pet of l, a chunk at a time, each chunk
-// its own transaction, with a pause after each. It ends the job as done,
-// or failed when a chunk fails, the lease is lost or the Store closes.
-func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing) {
+// its own transaction, with a pause after each, each pet written recorded
+// under the job's undoable action undo. It ends the job as done, or
+// failed when a chunk fails, the lease is lost or the Store closes.
+func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing, undo *UndoAction) {
 	_, err := s.ExportPets(ctx, l, BulkChunk, func(pets []Pet) error {
 		start := time.Now()
 		sc := StatusChange{Status: job.TargetStatus, Pets: make([]PetVersion, len(pets))}
@@ -236,7 +242,7 @@ func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing) {
 			sc.Pets[i] = PetVersion{ID: p.ID, Version: p.Version}
 		}
 		slices.SortFunc(sc.Pets, func(a, b PetVersion) int { return cmpInt64(a.ID, b.ID) })
-		res, err := s.ChangePetsStatus(ctx, sc, job.Actor)
+		res, err := s.changeStatus(ctx, sc, job.Actor, false, undo)
 		if err != nil {
 			return err
 		}
@@ -317,6 +323,9 @@ func (s *Store) endBulkJob(ctx context.Context, job BulkJob, why string) error {
 		}
 		var ended BulkJob
 		if err := tx.Where("id = ?", job.ID).Take(&ended).Error; err != nil {
+			return err
+		}
+		if err := s.completeBulkUndo(tx, ended, now); err != nil {
 			return err
 		}
 		ev := AuditEvent{At: now, Actor: ended.Actor, Action: ActionPetsBulkStatus, TargetType: TargetPet,

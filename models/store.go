@@ -111,6 +111,7 @@ type Store struct {
 	idem    idempotency
 	feed    feedState
 	bulk    bulkState // the bulk jobs this process runs (bulk.go)
+	undo    undoState // the undos and purges this process runs (undo.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -545,6 +546,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.bulk.bg.Close()
+	s.undo.close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()
