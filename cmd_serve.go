@@ -80,6 +80,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	// starts, instead of holding it up for their whole wait.
 	srv.RegisterOnShutdown(store.StopEventWaits)
 	store.PurgeEventsEvery(cfg.EventsRetention)
+	store.PurgeUndoEvery(cfg.UndoWindow)
 	go cleanSessions(ctx, store, log)
 	dispatcher := startWebhooks(ctx, store, cfg, log, metrics)
 	defer dispatcher.wait()

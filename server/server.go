@@ -82,7 +82,8 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		RateLimit: rate.Limit(d.Config.RateLimitRPS), RateBurst: d.Config.RateLimitBurst, Metrics: d.Metrics.apiMetrics(),
 		AuthFailureLimit: failures, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
-		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate, Location: d.Config.TimeZone, OpenAPI: api.OpenAPIDocument})
+		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate, Location: d.Config.TimeZone, OpenAPI: api.OpenAPIDocument,
+		UndoWindow: d.Config.UndoWindow})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}

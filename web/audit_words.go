@@ -20,6 +20,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
 	models.ActionPetsBulkStatus:        "Status set for every match",
+	models.ActionPetUndone:             "Change undone",
 	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
@@ -191,6 +192,11 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 	case models.ActionPetEdited:
 		s.who(ev)
 		s.say(" edited ")
+		s.pet(ev, n, "")
+		s.say(": " + editWords(ev.Detail))
+	case models.ActionPetUndone:
+		s.who(ev)
+		s.say(" undid a change to ")
 		s.pet(ev, n, "")
 		s.say(": " + editWords(ev.Detail))
 	case models.ActionPetsSeeded:

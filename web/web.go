@@ -42,6 +42,9 @@ type Options struct {
 	// OpenAPI is the API's OpenAPI document, whose title and introduction
 	// /docs shows itself; nil shows only Swagger UI's rendering.
 	OpenAPI []byte
+	// UndoWindow is how long a member may undo a change (UNDO_WINDOW);
+	// 0 means config.DefaultUndoWindow's 10 minutes.
+	UndoWindow time.Duration
 }
 
 // Web holds the console handlers' dependencies.
@@ -63,6 +66,8 @@ type Web struct {
 	location *time.Location
 	// publicURL is Options.PublicURL: the passkeys' relying party.
 	publicURL string
+	// undoWindow is Options.UndoWindow.
+	undoWindow time.Duration
 }
 
 // Prefix is the path every console page starts with.
@@ -95,6 +100,10 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 		webhookAllowPrivate: o.WebhookAllowPrivate,
 		location:            o.Location,
 		publicURL:           o.PublicURL,
+		undoWindow:          o.UndoWindow,
+	}
+	if ui.undoWindow <= 0 {
+		ui.undoWindow = 10 * time.Minute
 	}
 	if ui.location == nil {
 		ui.location = time.UTC
@@ -147,6 +156,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerAccount(staff)
 	ui.registerPasskeys(admin, staff)
 	ui.registerOperations(staff)
+	ui.registerUndo(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
