@@ -111,7 +111,8 @@ func TestUndoStatusChangeHTMX(t *testing.T) {
 		if back != "/admin/pets?status=sold" {
 			t.Errorf("the Undo comes back to %q, want the list the change was made on", back)
 		}
-		if f := res.Doc.Find(`[data-testid="undo-form"]`); f.AttrOr("hx-post", "") != action || f.AttrOr("hx-target", "") != "#flash" {
+		if f := res.Doc.Find(`[data-testid="undo"]`); f.AttrOr("hx-post", "") != action || f.AttrOr("hx-target", "") != "#flash" ||
+			f.AttrOr("hx-vals", "") != `{"back":"/admin/pets?status=sold"}` {
 			t.Errorf("the Undo form is not enhanced with htmx")
 		}
 		res = b.post(action, url.Values{"csrf_token": {tok}, "back": {"/admin/pets"}}, "HX-Request", "true")
