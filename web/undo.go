@@ -63,24 +63,6 @@ func flashUndoID(kind string) (string, int64) {
 	return k, id
 }
 
-// htmxPage is the page an htmx request was made from (path and query),
-// the pets list when it is not a console page.
-func htmxPage(c *gin.Context) string {
-	return safeNext(pathAndQuery(c.GetHeader("HX-Current-URL")))
-}
-
-// pathAndQuery is the path and query of an address, "" if it has none.
-func pathAndQuery(addr string) string {
-	if i := strings.Index(addr, "://"); i >= 0 {
-		rest := addr[i+3:]
-		if j := strings.IndexByte(rest, '/'); j >= 0 {
-			return rest[j:]
-		}
-		return ""
-	}
-	return addr
-}
-
 // undo undoes one of the member's changes and answers what it did. An
 // undo of many pets runs in the background: the answer is its progress
 // page. Without JavaScript the answer is the page the Undo was offered on,
