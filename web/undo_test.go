@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"petstore/models"
+	"petstore/models/modelstest"
 )
 
 // undoFormOf returns the address and back field of a page's Undo form,
@@ -175,4 +176,65 @@ func TestUndoConcurrentPosts(t *testing.T) {
 			t.Errorf("pet %+v, %v; want available, written once by the undo", p, err)
 		}
 	})
+}
+
+// A change of every match is undone from its page once it has ended; an
+// undo of more than a chunk of pets runs in the background, and its page
+// shows its progress, then what it reverted.
+func TestUndoBulkJob(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		if _, err := e.store.SeedPets(ctx, models.UndoChunk*2, "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		before := modelstestAvailable(t, e)
+		b, tok := e.signedIn()
+		res := b.post("/admin/pets/bulk", url.Values{"csrf_token": {tok}, "filter": {"status=available"}, "set": {"sold"},
+			"total": {strconv.Itoa(before)}, "confirm": {"yes"}})
+		wantStatus(t, res, http.StatusSeeOther)
+		jobPage := res.Header.Get("Location")
+		e.store.WaitBulkJobs()
+		action, back := undoFormOf(t, b.get(jobPage))
+		if back != jobPage {
+			t.Errorf("the Undo comes back to %q, want the job's page %q", back, jobPage)
+		}
+
+		res = b.post(action, url.Values{"csrf_token": {tok}, "back": {back}})
+		wantStatus(t, res, http.StatusSeeOther)
+		progress := res.Header.Get("Location")
+		if !strings.HasPrefix(progress, "/admin/undo/") || progress == action {
+			t.Fatalf("a large undo leads to %q, want its own page", progress)
+		}
+		e.store.WaitUndos()
+		done := b.get(progress)
+		wantStatus(t, done, http.StatusOK)
+		want := "Reverted " + groupedInt(before) + " of " + groupedInt(before) + "."
+		if got := text(done, `[data-testid="undo-result"] p`); got != want {
+			t.Errorf("the undo's page says %q, want %q", got, want)
+		}
+		if got := modelstestAvailable(t, e); got != before {
+			t.Errorf("%d pets available after the undo, want %d", got, before)
+		}
+		// htmx's polling gets the progress region alone.
+		part := b.get(progress, "HX-Request", "true")
+		if part.Doc.Find("main").Length() != 0 || part.Doc.Find(`[data-testid="undo-job"]`).Length() != 1 {
+			t.Errorf("the polled answer is not the progress region alone:\n%s", part.Body)
+		}
+	})
+}
+
+// modelstestAvailable counts the available pets as stored.
+func modelstestAvailable(t *testing.T, e *env) int {
+	t.Helper()
+	return modelstest.CountPetsWithStatus(t, e.store, models.StatusAvailable)
+}
+
+// groupedInt writes n as the console does, with thousands separated.
+func groupedInt(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
