@@ -44,8 +44,9 @@ import (
 // Actions past the window are purged in the background (PurgeUndoEvery)
 // in bounded batches.
 //
-// Kinds to come plug in at two places: undoKindOf (what an undo of the
-// kind is recorded as) and revertChanges (how each item is put back).
+// A new kind of action plugs in at two places: undoKindOf (what an undo of
+// it is recorded as) and revertChanges (how each of its items is put
+// back).
 
 // UndoKind is what an undoable action did, which decides how an undo puts
 // its pets back.
@@ -541,10 +542,20 @@ func (s *Store) undoChunk(tx *gorm.DB, undo *UndoAction, orig UndoAction, after 
 }
 
 // revertChanges are the changes that put back the pets of items, which
-// orig wrote, as part of undo, and the pets skipped: gone, or changed
-// since orig (their version is not the one it left). The writes check the
-// versions again.
+// orig wrote, as part of undo, and the pets skipped. How depends on what
+// orig did; every kind so far changed pets' fields.
 func (s *Store) revertChanges(tx *gorm.DB, undo *UndoAction, orig UndoAction, items []undoItem) ([]PetChange, []SkippedPet, error) {
+	switch orig.Kind {
+	default:
+		return s.revertFields(tx, undo, items)
+	}
+}
+
+// revertFields are the changes that put back the fields of the pets of
+// items as part of undo, and the pets skipped: gone, or changed since
+// (their version is not the one the action left). The writes check the
+// versions again.
+func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([]PetChange, []SkippedPet, error) {
 	ids := make([]int64, len(items))
 	for i, it := range items {
 		ids[i] = it.PetID
