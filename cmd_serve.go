@@ -81,6 +81,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	srv.RegisterOnShutdown(store.StopEventWaits)
 	store.PurgeEventsEvery(cfg.EventsRetention)
 	store.PurgeArchiveEvery(cfg.ArchiveRetention)
+	store.PurgeUndoEvery(cfg.UndoWindow)
 	go cleanSessions(ctx, store, log)
 	dispatcher := startWebhooks(ctx, store, cfg, log, metrics)
 	defer dispatcher.wait()

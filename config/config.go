@@ -68,6 +68,9 @@ type Config struct {
 	// EventsRetention is how long the change feed keeps an event
 	// (EVENTS_RETENTION).
 	EventsRetention time.Duration
+	// UndoWindow is how long after a console change its member may undo
+	// it (UNDO_WINDOW).
+	UndoWindow time.Duration
 	// Webhooks configure the deliveries to webhook endpoints.
 	Webhooks Webhooks
 	// TimeZone is the store's time zone (PETSTORE_TIMEZONE, an IANA name):
@@ -136,6 +139,7 @@ const (
 	DefaultRateLimitBurst      = 100
 	DefaultLogFormat           = LogText
 	DefaultEventsRetention     = 720 * time.Hour
+	DefaultUndoWindow          = 10 * time.Minute
 	DefaultWebhookTimeout      = 10 * time.Second
 	DefaultWebhookRetryBase    = 30 * time.Second
 	DefaultWebhookMaxAttempts  = 12
@@ -184,6 +188,9 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	if cfg.EventsRetention, err = positiveDuration(getenv, "EVENTS_RETENTION", DefaultEventsRetention); err != nil {
+		return Config{}, err
+	}
+	if cfg.UndoWindow, err = positiveDuration(getenv, "UNDO_WINDOW", DefaultUndoWindow); err != nil {
 		return Config{}, err
 	}
 	if cfg.Webhooks, err = webhooks(getenv); err != nil {

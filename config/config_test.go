@@ -34,6 +34,7 @@ func defaults() config.Config {
 		RateLimitBurst:  100,
 		LogFormat:       config.LogText,
 		EventsRetention: 720 * time.Hour,
+		UndoWindow:      10 * time.Minute,
 		Webhooks:        config.Webhooks{Timeout: 10 * time.Second, RetryBase: 30 * time.Second, MaxAttempts: 12, DisableAfter: 72 * time.Hour},
 		TimeZone:        time.UTC,
 		Backups:         config.Backups{Interval: 24 * time.Hour, Keep: 7},
@@ -109,6 +110,7 @@ func TestLoad(t *testing.T) {
 		{"json logs", map[string]string{"LOG_FORMAT": "json"}, func(c *config.Config) { c.LogFormat = config.LogJSON }},
 		{"a week of events", map[string]string{"EVENTS_RETENTION": "168h"}, func(c *config.Config) { c.EventsRetention = 168 * time.Hour }},
 		{"archive kept a week", map[string]string{"ARCHIVE_RETENTION": "168h"}, func(c *config.Config) { c.ArchiveRetention = 168 * time.Hour }},
+		{"half an hour to undo", map[string]string{"UNDO_WINDOW": "30m"}, func(c *config.Config) { c.UndoWindow = 30 * time.Minute }},
 		{"scheduled backups", map[string]string{"BACKUP_DIR": " /var/backups/petstore ", "BACKUP_INTERVAL": "6h", "BACKUP_KEEP": "28"},
 			func(c *config.Config) {
 				c.Backups = config.Backups{Dir: "/var/backups/petstore", Interval: 6 * time.Hour, Keep: 28}
@@ -319,6 +321,7 @@ func TestLoadErrors(t *testing.T) {
 		{"archive kept for no time", map[string]string{"ARCHIVE_RETENTION": "0"}, "ARCHIVE_RETENTION"},
 		{"archive kept for less than none", map[string]string{"ARCHIVE_RETENTION": "-1h"}, "ARCHIVE_RETENTION"},
 		{"archive kept in days", map[string]string{"ARCHIVE_RETENTION": "30d"}, "ARCHIVE_RETENTION"},
+		{"no time to undo", map[string]string{"UNDO_WINDOW": "0s"}, "UNDO_WINDOW"},
 		{"backups every second", map[string]string{"BACKUP_INTERVAL": "1s"}, "BACKUP_INTERVAL"},
 		{"backups every day, in days", map[string]string{"BACKUP_INTERVAL": "1d"}, "BACKUP_INTERVAL"},
 		{"no backups kept", map[string]string{"BACKUP_KEEP": "0"}, "BACKUP_KEEP"},

@@ -104,6 +104,8 @@ const (
 	// after ARCHIVE_RETENTION; its detail lists their ids.
 	ActionPetsPurged      = "pet.purged"
 	ActionPetsBulkArchive = "pet.bulk_archived"
+	// ActionPetUndone is a pet's values put back by an undo.
+	ActionPetUndone       = "pet.undone"
 	ActionKeyCreated      = "apikey.created"
 	ActionKeyRevoked      = "apikey.revoked"
 	ActionUserCreated     = "user.created"
@@ -128,7 +130,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetArchived, ActionPetRestored, ActionPetsPurged, ActionPetsBulkArchive, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetArchived, ActionPetRestored, ActionPetsPurged, ActionPetsBulkArchive, ActionPetUndone, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

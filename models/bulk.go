@@ -186,7 +186,14 @@ func (s *Store) startBulk(ctx context.Context, kind string, filter url.Values, z
 			"Another bulk change is running (%s is %s): wait for it to finish, then try again. Nothing was changed.",
 			running.Actor, running.Doing())}
 	}
-	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l) }) {
+	var undo *UndoAction
+	if kind != BulkKindArchive { // an archive's undo is its restore, from the archive
+		if undo, err = s.startBulkUndo(ctx, job); err != nil {
+			s.endBulkJob(context.WithoutCancel(ctx), job, "The change could not be recorded for undo; nothing was changed.")
+			return BulkJob{}, err
+		}
+	}
+	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l, undo) }) {
 		s.endBulkJob(context.Background(), job, "The server was stopping; nothing was changed.")
 		return BulkJob{}, &Error{Code: CodeUnavailable, Message: "The server is stopping; try again shortly."}
 	}
@@ -250,9 +257,10 @@ func (s *Store) expireBulkJobs(ctx context.Context) error {
 }
 
 // runBulkStatus runs job: every pet of l, a chunk at a time, each chunk
-// its own transaction, with a pause after each. It ends the job as done,
-// or failed when a chunk fails, the lease is lost or the Store closes.
-func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing) {
+// its own transaction, with a pause after each, each pet written recorded
+// under the job's undoable action undo. It ends the job as done, or
+// failed when a chunk fails, the lease is lost or the Store closes.
+func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing, undo *UndoAction) {
 	_, err := s.ExportPets(ctx, l, BulkChunk, func(pets []Pet) error {
 		start := time.Now()
 		sc := StatusChange{Status: job.TargetStatus, Pets: make([]PetVersion, len(pets))}
@@ -268,7 +276,7 @@ func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing) {
 			job.Changed += len(res.Moved)
 			job.Stale += len(res.Stale) + len(res.Missing) + len(res.Already)
 		} else {
-			res, err := s.ChangePetsStatus(ctx, sc, job.Actor)
+			res, err := s.changeStatus(ctx, sc, job.Actor, false, undo)
 			if err != nil {
 				return err
 			}
@@ -350,6 +358,9 @@ func (s *Store) endBulkJob(ctx context.Context, job BulkJob, why string) error {
 		}
 		var ended BulkJob
 		if err := tx.Where("id = ?", job.ID).Take(&ended).Error; err != nil {
+			return err
+		}
+		if err := s.completeBulkUndo(tx, ended, now); err != nil {
 			return err
 		}
 		action := ActionPetsBulkStatus

@@ -126,4 +126,7 @@ type StatusChangeResult struct {
 	Stale []Pet
 	// Missing are the ids of pets that do not exist.
 	Missing []int64
+	// UndoID is the action that undoes the change (undo.go), 0 when the
+	// change was not recorded for undo or wrote nothing.
+	UndoID int64
 }

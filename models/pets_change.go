@@ -28,7 +28,9 @@ import (
 //   - seeding: multi-row statements of thousands of rows (seed.go).
 //
 // A new derived row is added in impliedRows and written by each of those
-// four sinks; no writer derives anything itself.
+// four sinks; no writer derives anything itself. Undo items (undo.go) are
+// derived only for changes that carry a member's action, which only the
+// update sink writes today: API creates and seeds carry none.
 
 // ChangeKind is what a PetChange does, which decides its audit event.
 type ChangeKind int
@@ -51,15 +53,21 @@ const (
 	// ChangeRestore moves an archived pet back with its id: Before is the
 	// pet as archived, After as restored (the next version).
 	ChangeRestore
+	// ChangeUndo puts back the values a pet had before an action that is
+	// being undone (undo.go): any field.
+	ChangeUndo
 )
 
 // PetChange is one write of a pet: the pet before it (nil for a new pet),
-// the pet after it, and who made it (an audit actor).
+// the pet after it, and who made it (an audit actor). Undo, when set, is
+// the member's action the change is part of: the change is then recorded
+// for undo (an undo item) in its own transaction.
 type PetChange struct {
 	Kind   ChangeKind
 	Before *Pet
 	After  Pet
 	Actor  string
+	Undo   *UndoAction
 }
 
 // changed reports whether the change writes anything: a new pet always
@@ -103,6 +111,7 @@ type impliedRows struct {
 	counts  statusDeltas
 	audit   []auditRow
 	events  []eventRow
+	undo    []undoItemRow // what an undo of the changes puts back
 }
 
 // add derives the rows the change ch implies, ch being the batch's change
@@ -153,6 +162,9 @@ func (r *impliedRows) add(i int, ch PetChange) error {
 		r.audit = append(r.audit, auditRow{ev, i})
 	}
 	r.events = append(r.events, ch.feedEvent(i))
+	if ch.Undo != nil {
+		r.undo = append(r.undo, ch.undoItem(i))
+	}
 	return nil
 }
 
@@ -196,6 +208,8 @@ func (ch PetChange) auditEvent() (AuditEvent, bool) {
 		ev.Action, ev.Detail = ActionPetArchived, createdDetail(ch.After)
 	case ChangeRestore:
 		ev.Action, ev.Detail = ActionPetRestored, createdDetail(ch.After)
+	case ChangeUndo:
+		ev.Action, ev.Detail = ActionPetUndone, editDetail(*ch.Before, ch.After)
 	default:
 		return AuditEvent{}, false
 	}

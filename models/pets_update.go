@@ -36,12 +36,26 @@ var errArchived = errors.New("the pet is archived")
 // latest audit event), and the Pet returned is the pet as it now stands,
 // so the console can show both values and save again over its version.
 func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor string) (Pet, error) {
+	p, _, err := s.editPet(ctx, id, version, np, actor, false)
+	return p, err
+}
+
+// EditPetUndoable is EditPet made by a member in the console: the edit is
+// recorded as an action they may undo (undo.go), whose id it returns (0
+// when nothing was written).
+func (s *Store) EditPetUndoable(ctx context.Context, id, version int64, np NewPet, actor string) (Pet, int64, error) {
+	return s.editPet(ctx, id, version, np, actor, true)
+}
+
+// editPet is EditPet, recorded for undo when undoable.
+func (s *Store) editPet(ctx context.Context, id, version int64, np NewPet, actor string, undoable bool) (Pet, int64, error) {
 	var (
 		p       Pet
 		written updatesWritten
+		undoID  int64
 	)
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
-		written = updatesWritten{}
+		written, undoID = updatesWritten{}, 0
 		if err := tx.Where("id = ?", id).Take(&p).Error; errors.Is(err, gorm.ErrRecordNotFound) {
 			if archived, aerr := isArchived(tx, id); aerr != nil || archived {
 				return cmp.Or(aerr, errArchived)
@@ -59,6 +73,13 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 		if !ch.changed() {
 			return nil
 		}
+		if undoable {
+			act, err := s.newUndoAction(tx, UndoEdit, actor, "Edited "+p.Name+": "+editDetail(p, after), true, 1)
+			if err != nil {
+				return err
+			}
+			ch.Undo, undoID = act, act.ID
+		}
 		var err error
 		if written, err = s.writeUpdates(tx, []PetChange{ch}); err != nil {
 			return err
@@ -71,47 +92,70 @@ func (s *Store) EditPet(ctx context.Context, id, version int64, np NewPet, actor
 	})
 	switch {
 	case errors.Is(err, gorm.ErrRecordNotFound):
-		return Pet{}, notFound("pet", id)
+		return Pet{}, 0, notFound("pet", id)
 	case errors.Is(err, errStale):
-		return s.editConflict(ctx, id)
+		p, err := s.editConflict(ctx, id)
+		return p, 0, err
 	case errors.Is(err, errArchived):
-		return Pet{}, archivedConflict()
+		return Pet{}, 0, archivedConflict()
 	case err != nil:
-		return Pet{}, s.dbErr("edit pet", err)
+		return Pet{}, 0, s.dbErr("edit pet", err)
 	}
 	s.committed(written)
-	return p, nil
+	return p, undoID, nil
 }
 
 // UpdatePetStatus changes a pet's status whatever its version, and records
 // who did it and when: a bulk change of one. Setting the status it already
 // has changes nothing.
 func (s *Store) UpdatePetStatus(ctx context.Context, id int64, status Status, actor string) (Pet, error) {
-	res, err := s.changeStatus(ctx, StatusChange{Pets: []PetVersion{{ID: id}}, Status: status}, actor, true)
+	p, _, err := s.updatePetStatus(ctx, id, status, actor, nil)
+	return p, err
+}
+
+// UpdatePetStatusUndoable is UpdatePetStatus made by a member in the
+// console: the change is recorded as an action they may undo (undo.go),
+// whose id it returns (0 when nothing was written).
+func (s *Store) UpdatePetStatusUndoable(ctx context.Context, id int64, status Status, actor string) (Pet, int64, error) {
+	return s.updatePetStatus(ctx, id, status, actor, &UndoAction{Kind: UndoStatus})
+}
+
+func (s *Store) updatePetStatus(ctx context.Context, id int64, status Status, actor string, undo *UndoAction) (Pet, int64, error) {
+	res, err := s.changeStatus(ctx, StatusChange{Pets: []PetVersion{{ID: id}}, Status: status}, actor, true, undo)
 	switch {
 	case err != nil:
-		return Pet{}, err
+		return Pet{}, 0, err
 	case len(res.Changed) == 1:
-		return res.Changed[0], nil
+		return res.Changed[0], res.UndoID, nil
 	case len(res.Already) == 1:
-		return res.Already[0], nil
+		return res.Already[0], 0, nil
 	}
 	if _, err := s.GetArchivedPet(ctx, id); err == nil {
-		return Pet{}, archivedConflict()
+		return Pet{}, 0, archivedConflict()
 	}
-	return Pet{}, notFound("pet", id)
+	return Pet{}, 0, notFound("pet", id)
 }
 
 // ChangePetsStatus sets the status of the pets of ch, in one transaction:
 // each is written only if it still has the version given, and each change
 // gets its audit event and counts as a single status change does.
 func (s *Store) ChangePetsStatus(ctx context.Context, ch StatusChange, actor string) (StatusChangeResult, error) {
-	return s.changeStatus(ctx, ch, actor, false)
+	return s.changeStatus(ctx, ch, actor, false, nil)
+}
+
+// ChangePetsStatusUndoable is ChangePetsStatus made by a member in the
+// console: the change is recorded as one action they may undo (undo.go),
+// whose id the result holds.
+func (s *Store) ChangePetsStatusUndoable(ctx context.Context, ch StatusChange, actor string) (StatusChangeResult, error) {
+	return s.changeStatus(ctx, ch, actor, false, &UndoAction{Kind: UndoBulkStatus})
 }
 
 // changeStatus is ChangePetsStatus; with anyVersion the pets are locked
 // when read and written whatever version they have (UpdatePetStatus).
-func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string, anyVersion bool) (StatusChangeResult, error) {
+// With undo the changes are recorded for undo: under that action when it
+// has an id (a bulk job's, one chunk after another), else under a new
+// action of undo's kind.
+func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string, anyVersion bool, undo *UndoAction) (StatusChangeResult, error) {
 	if _, ok := ParseStatus(string(sc.Status)); !ok {
 		return StatusChangeResult{}, fieldError(FieldStatus, StatusMessage)
 	}
@@ -149,11 +193,17 @@ func (s *Store) changeStatus(ctx context.Context, sc StatusChange, actor string,
 				changes = append(changes, PetChange{Kind: ChangeStatus, Before: &pets[i], After: after, Actor: actor})
 			}
 		}
-		var err error
+		act, err := s.undoActionOf(tx, undo, actor, changes, sc.Status)
+		if err != nil {
+			return err
+		}
 		if written, err = s.writeUpdates(tx, changes); err != nil {
 			return err
 		}
 		res.Changed = written.pets
+		if res.UndoID, err = s.settleUndoAction(tx, undo, act, written.pets, sc.Status); err != nil {
+			return err
+		}
 		for _, ch := range changes {
 			if !slices.ContainsFunc(written.pets, func(p Pet) bool { return p.ID == ch.Before.ID }) {
 				res.Stale = append(res.Stale, *ch.Before)
@@ -261,6 +311,9 @@ func (s *Store) writeImplied(tx *gorm.DB, rows *impliedRows, ids []int64) (int64
 		if err := tx.Create(&audit).Error; err != nil {
 			return 0, err
 		}
+	}
+	if err := writeUndoItems(ctx, conn, rows.undo, ids); err != nil {
+		return 0, err
 	}
 	return s.writeEvents(ctx, conn, nil, rows.events, ids)
 }

@@ -116,6 +116,7 @@ type Store struct {
 	feed    feedState
 	bulk    bulkState    // the bulk jobs this process runs (bulk.go)
 	archive archiveState // the archive's purge (pets_archive.go)
+	undo    undoState    // the undos and purges this process runs (undo.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -554,6 +555,7 @@ func (s *Store) Ping(ctx context.Context) error {
 func (s *Store) Close() error {
 	s.bulk.bg.Close()
 	s.archive.bg.Close()
+	s.undo.close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()

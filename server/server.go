@@ -83,7 +83,7 @@ func New(ctx context.Context, d Deps) (*Handler, error) {
 		AuthFailureLimit: failures, AuthFailureBurst: api.DefaultAuthFailureBurst})
 	console, err := web.New(ctx, d.Store, web.Options{PublicURL: d.Config.PublicURL, Now: d.Now, Logger: d.Logger,
 		WebhookAllowPrivate: d.Config.Webhooks.AllowPrivate, Location: d.Config.TimeZone, OpenAPI: api.OpenAPIDocument,
-		ArchiveRetention: d.Config.ArchiveRetention})
+		ArchiveRetention: d.Config.ArchiveRetention, UndoWindow: d.Config.UndoWindow})
 	if err != nil {
 		return nil, fmt.Errorf("start the console: %w", err)
 	}

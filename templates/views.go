@@ -43,6 +43,8 @@ type Assets struct {
 type Flash struct {
 	Kind string // "success" or "error"; "" shows nothing
 	Text string
+	// Undo, when set, offers to undo the change the message reports.
+	Undo *UndoOffer
 }
 
 // LoginView is the sign-in form.

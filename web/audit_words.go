@@ -24,6 +24,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetRestored:           "Pet restored from the archive",
 	models.ActionPetsPurged:            "Archived pets deleted for good",
 	models.ActionPetsBulkArchive:       "Every match archived",
+	models.ActionPetUndone:             "Change undone",
 	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
@@ -195,6 +196,11 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 	case models.ActionPetEdited:
 		s.who(ev)
 		s.say(" edited ")
+		s.pet(ev, n, "")
+		s.say(": " + editWords(ev.Detail))
+	case models.ActionPetUndone:
+		s.who(ev)
+		s.say(" undid a change to ")
 		s.pet(ev, n, "")
 		s.say(": " + editWords(ev.Detail))
 	case models.ActionPetsSeeded:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"petstore/models"
@@ -69,7 +70,7 @@ func (ui *Web) editPet(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	saved, err := ui.store.EditPet(c.Request.Context(), id, version, np, currentUser(c).Username)
+	saved, undoID, err := ui.store.EditPetUndoable(c.Request.Context(), id, version, np, currentUser(c).Username)
 	if isArchivedErr(err) {
 		ui.fail(c, archivedRefusal())
 		return
@@ -86,7 +87,7 @@ func (ui *Web) editPet(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	flash(c, "success", fmt.Sprintf("Saved the changes to %s.", saved.Name))
+	flashUndo(c, "success", fmt.Sprintf("Saved the changes to %s.", saved.Name), undoID)
 	c.Redirect(http.StatusSeeOther, petPath(saved.ID))
 }
 
@@ -198,18 +199,22 @@ func (ui *Web) changePetsStatus(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	res, err := ui.store.ChangePetsStatus(c.Request.Context(), ch, currentUser(c).Username)
+	res, err := ui.store.ChangePetsStatusUndoable(c.Request.Context(), ch, currentUser(c).Username)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
 	summary := bulkSummary(res, ch.Status)
 	if !isHTMX(c) {
-		flash(c, bulkFlashKind, summary)
+		flashUndo(c, bulkFlashKind, summary, res.UndoID)
 		c.Redirect(http.StatusSeeOther, back)
 		return
 	}
-	ui.bulkAnswer(c, http.StatusOK, back, ch.Status, summary, templates.Flash{})
+	fl := templates.Flash{}
+	if undo := ui.undoOffer(c, res.UndoID, back, summary); undo != nil {
+		fl = templates.Flash{Kind: "success", Undo: undo}
+	}
+	ui.bulkAnswer(c, http.StatusOK, back, ch.Status, summary, fl)
 }
 
 // bulkRefused answers a bulk change refused whole (nothing selected, more
@@ -421,11 +426,42 @@ func (ui *Web) showBulkJob(c *gin.Context) {
 		return
 	}
 	v := bulkJobView(job)
-	if isHTMX(c) {
-		ui.render(c, http.StatusOK, templates.BulkJobProgress(v))
+	fl, err := ui.bulkJobUndo(c, job)
+	if err != nil {
+		ui.fail(c, err)
 		return
 	}
-	ui.render(c, http.StatusOK, templates.BulkJobPage(ui.page(c, "Bulk status change", "pets"), v))
+	if isHTMX(c) {
+		progress := templates.BulkJobProgress(v)
+		if fl.Undo != nil {
+			progress = templ.Join(progress, templates.FlashOOB(fl))
+		}
+		ui.render(c, http.StatusOK, progress)
+		return
+	}
+	p := ui.page(c, "Bulk status change", "pets")
+	if fl.Undo != nil && p.Flash.Kind == "" {
+		p.Flash = fl
+	}
+	ui.render(c, http.StatusOK, templates.BulkJobPage(p, v))
+}
+
+// bulkJobUndo is the Undo offer of an ended bulk job of the member's,
+// while it may be undone.
+func (ui *Web) bulkJobUndo(c *gin.Context, job models.BulkJob) (templates.Flash, error) {
+	user := currentUser(c).Username
+	if job.State == models.BulkRunning || job.Actor != user {
+		return templates.Flash{}, nil
+	}
+	id, err := ui.store.BulkJobUndoID(c.Request.Context(), job.ID)
+	if err != nil || id == 0 {
+		return templates.Flash{}, err
+	}
+	act, err := ui.store.GetUndoAction(c.Request.Context(), id, user)
+	if err != nil || !act.Undoable(ui.now(), ui.undoWindow) {
+		return templates.Flash{}, nil
+	}
+	return templates.Flash{Kind: "success", Undo: ui.undoOffer(c, id, bulkJobPath(job.ID), act.Summary)}, nil
 }
 
 // noSuchBulkJob answers a bulk change id that names nothing.

@@ -249,7 +249,11 @@ func (ui *Web) listPets(c *gin.Context) {
 	v := templates.PetsView{Filter: petFilter(l), Table: table, Form: templates.PetFormView{CSRFToken: p.CSRFToken},
 		ReadOnly: !ui.may(c, "POST "+Prefix+"/pets")}
 	if p.Flash.Kind == bulkFlashKind { // a bulk change's summary, after its redirect
+		undo := p.Flash.Undo
 		v.Summary, p.Flash = p.Flash.Text, templates.Flash{}
+		if undo != nil {
+			p.Flash = templates.Flash{Kind: "success", Undo: undo}
+		}
 	}
 	ui.render(c, http.StatusOK, templates.PetsPage(p, v))
 }
@@ -417,7 +421,7 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 		ui.fail(c, &models.Error{Code: models.CodeInvalidRequest, Message: models.StatusMessage})
 		return
 	}
-	pet, err := ui.store.UpdatePetStatus(c.Request.Context(), id, st, currentUser(c).Username)
+	pet, undoID, err := ui.store.UpdatePetStatusUndoable(c.Request.Context(), id, st, currentUser(c).Username)
 	if isArchivedErr(err) {
 		err = archivedRefusal()
 	}
@@ -426,6 +430,7 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 		return
 	}
 	msg := fmt.Sprintf("%s is now %s.", pet.Name, pet.Status)
+	back := backToPets(c.Request.Referer())
 	if isHTMX(c) {
 		counts, err := ui.statusCounts(c, ui.shownListing(c))
 		if err != nil {
@@ -434,11 +439,12 @@ func (ui *Web) updatePetStatus(c *gin.Context) {
 		}
 		row := ui.petRow(pet)
 		row.Changed = true
-		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), counts, templates.Flash{Kind: "success", Text: msg}))
+		fl := templates.Flash{Kind: "success", Text: msg, Undo: ui.undoOffer(c, undoID, back, msg)}
+		ui.render(c, http.StatusOK, templates.PetRowResponse(row, ui.csrfToken(c), counts, fl))
 		return
 	}
-	flash(c, "success", msg)
-	c.Redirect(http.StatusSeeOther, backToPets(c.Request.Referer()))
+	flashUndo(c, "success", msg, undoID)
+	c.Redirect(http.StatusSeeOther, back)
 }
 
 // petsBack is the page of the pets list a pet's page leads back to: its

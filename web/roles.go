@@ -66,6 +66,11 @@ var routeRoles = map[string]models.Role{
 	"GET " + Prefix + "/pets/bulk":         editor, // confirm a change of every pet of a filter
 	"POST " + Prefix + "/pets/bulk":        editor,
 	"GET " + Prefix + "/pets/bulk/:id":     editor, // its progress
+	// Undo of the member's own changes of pets, their list and an undo's
+	// progress: only editors and admins change pets.
+	"GET " + Prefix + "/undo":      editor,
+	"POST " + Prefix + "/undo/:id": editor,
+	"GET " + Prefix + "/undo/:id":  editor,
 
 	// The archive: everyone reads it; editors archive and restore.
 	"GET " + Prefix + "/pets/archive":          viewer,

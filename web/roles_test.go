@@ -154,6 +154,9 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"GET", "/admin/pets/bulk", "/admin/pets/bulk?set=sold&status=pending", nil, editors(http.StatusOK)},
 		{"POST", "/admin/pets/bulk", "/admin/pets/bulk", fixed(url.Values{"filter": {"status=pending"}, "set": {"sold"}}), editors(http.StatusOK)},
 		{"GET", "/admin/pets/bulk/:id", "/admin/pets/bulk/999999", nil, editors(http.StatusNotFound)},
+		{"GET", "/admin/undo", "/admin/undo", nil, editors(http.StatusOK)},
+		{"POST", "/admin/undo/:id", "/admin/undo/999999", nil, editors(http.StatusNotFound)},
+		{"GET", "/admin/undo/:id", "/admin/undo/999999", nil, editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
 		{"GET", "/admin/pets/archive", "/admin/pets/archive", nil, everyone(http.StatusOK)},
 		// Without confirm=yes the archive forms only ask.

@@ -232,7 +232,8 @@ func (ui *Web) page(c *gin.Context, title, section string) templates.Page {
 		if flashes := s.Flashes(); len(flashes) > 0 {
 			if f, ok := flashes[0].(string); ok {
 				kind, text, _ := strings.Cut(f, ":")
-				p.Flash = templates.Flash{Kind: kind, Text: text}
+				kind, undo := flashUndoID(kind)
+				p.Flash = templates.Flash{Kind: kind, Text: text, Undo: ui.undoOffer(c, undo, c.Request.URL.RequestURI(), text)}
 			}
 			s.Save()
 		}

@@ -45,6 +45,9 @@ type Options struct {
 	// ArchiveRetention is how long the archive keeps a pet
 	// (ARCHIVE_RETENTION), as the console tells staff; 0 is the default.
 	ArchiveRetention time.Duration
+	// UndoWindow is how long a member may undo a change (UNDO_WINDOW);
+	// 0 means config.DefaultUndoWindow's 10 minutes.
+	UndoWindow time.Duration
 }
 
 // Web holds the console handlers' dependencies.
@@ -68,6 +71,8 @@ type Web struct {
 	publicURL string
 	// archiveRetention is Options.ArchiveRetention.
 	archiveRetention time.Duration
+	// undoWindow is Options.UndoWindow.
+	undoWindow time.Duration
 }
 
 // Prefix is the path every console page starts with.
@@ -101,9 +106,13 @@ func New(ctx context.Context, store *models.Store, o Options) (*Web, error) {
 		location:            o.Location,
 		publicURL:           o.PublicURL,
 		archiveRetention:    o.ArchiveRetention,
+		undoWindow:          o.UndoWindow,
 	}
 	if ui.archiveRetention <= 0 {
 		ui.archiveRetention = 720 * time.Hour
+	}
+	if ui.undoWindow <= 0 {
+		ui.undoWindow = 10 * time.Minute
 	}
 	if ui.location == nil {
 		ui.location = time.UTC
@@ -157,6 +166,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerAccount(staff)
 	ui.registerPasskeys(admin, staff)
 	ui.registerOperations(staff)
+	ui.registerUndo(staff)
 }
 
 // IsConsolePath reports whether a path belongs to the console or its
