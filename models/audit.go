@@ -98,6 +98,7 @@ const (
 	ActionPetsSeeded       = "pet.seeded"
 	ActionPetsExported     = "pet.exported"
 	ActionPetsBulkStatus   = "pet.bulk_status_changed"
+	ActionPetsImported     = "pet.imported"
 	ActionKeyCreated       = "apikey.created"
 	ActionKeyRevoked       = "apikey.revoked"
 	ActionUserCreated      = "user.created"
@@ -122,7 +123,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetsImported, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

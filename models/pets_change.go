@@ -9,7 +9,8 @@ import (
 )
 
 // A pet has one write path. Every write of a pet (a create from the API or
-// the console, an edit, a status change alone or in bulk, a seed) is a
+// the console, an edit, a status change alone or in bulk, a seed, an
+// import) is a
 // PetChange, and impliedRows.add, the one function below, derives every
 // row the change implies besides the pet's own: its search words, the
 // status counts' deltas, its audit event and its event in the change feed
@@ -22,7 +23,8 @@ import (
 //     batchSQL), where a new pet's id is an SQL variable;
 //   - edits and status changes on either engine: a transaction
 //     (pets_update.go, writeImplied);
-//   - seeding: multi-row statements of thousands of rows (seed.go).
+//   - seeding and CSV imports: multi-row statements of thousands of rows
+//     (seed.go, pets_import.go).
 //
 // A new derived row is added in impliedRows and written by each of those
 // four sinks; no writer derives anything itself.
@@ -41,6 +43,9 @@ const (
 	// ChangeSeed adds an example pet; a seed is audited once as a whole,
 	// not per pet.
 	ChangeSeed
+	// ChangeImport adds a pet read from an imported CSV file; an import is
+	// audited once as a whole, with its count, not per pet.
+	ChangeImport
 )
 
 // PetChange is one write of a pet: the pet before it (nil for a new pet),
@@ -154,7 +159,8 @@ func (ch PetChange) feedEvent(i int) eventRow {
 }
 
 // auditEvent is the change's audit event, its TargetID left to the sink;
-// false for a change audited otherwise (a seed, once as a whole).
+// false for a change audited otherwise (a seed or an import, once as a
+// whole).
 func (ch PetChange) auditEvent() (AuditEvent, bool) {
 	ev := AuditEvent{At: ch.After.UpdatedAt, Actor: ch.Actor, ActorKind: ActorKindOf(ch.Actor), TargetType: TargetPet}
 	switch ch.Kind {

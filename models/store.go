@@ -110,7 +110,8 @@ type Store struct {
 	signIns signInState
 	idem    idempotency
 	feed    feedState
-	bulk    bulkState // the bulk jobs this process runs (bulk.go)
+	bulk    bulkState   // the bulk jobs this process runs (bulk.go)
+	imports importState // the CSV imports this process runs (pets_import.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -545,6 +546,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.bulk.bg.Close()
+	s.imports.bg.Close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()
