@@ -176,20 +176,20 @@ func TestReadTextCell(t *testing.T) {
 	// What the export writes (web's appendTextCell, tested there against
 	// this function over every name) and the name it came from.
 	for cell, want := range map[string]string{
-		"Rex":             "Rex",
-		"'=1+1":           "=1+1",
-		"'＝1":             "＝1",
-		"''quoted":        "'quoted",
-		"'Tis":            "'Tis",
-		"a,'=b;'+c\n'@d":  "a,=b;+c\n@d",
-		"a, '-b":          "a, -b",
-		"a,\"'=b":         "a,\"=b",
-		"'\tx":            "\tx",
-		"x'=y":            "x'=y",
-		"'":               "'",
-		"''":              "'",
+		"Rex":            "Rex",
+		"'=1+1":          "=1+1",
+		"'＝1":            "＝1",
+		"''quoted":       "'quoted",
+		"'Tis":           "'Tis",
+		"a,'=b;'+c\n'@d": "a,=b;+c\n@d",
+		"a, '-b":         "a, -b",
+		"a,\"'=b":        "a,\"=b",
+		"'\tx":           "\tx",
+		"x'=y":           "x'=y",
+		"'":              "'",
+		"''":             "'",
 		"مرحبا 🐾 '=שלום": "مرحبا 🐾 '=שלום",
-		"مرحبا,'=שלום":    "مرحبا,=שלום",
+		"مرحبا,'=שלום":   "مرحبا,=שלום",
 	} {
 		if got := models.ReadTextCell(cell); got != want {
 			t.Errorf("ReadTextCell(%q) = %q, want %q", cell, got, want)
