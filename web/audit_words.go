@@ -20,6 +20,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetsSeeded:            "Example pets added",
 	models.ActionPetsExported:          "Pets exported",
 	models.ActionPetsBulkStatus:        "Status set for every match",
+	models.ActionPetsImported:          "Pets imported from CSV",
 	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
@@ -193,7 +194,7 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 		s.say(" edited ")
 		s.pet(ev, n, "")
 		s.say(": " + editWords(ev.Detail))
-	case models.ActionPetsSeeded:
+	case models.ActionPetsSeeded, models.ActionPetsImported:
 		s.who(ev)
 		s.say(" " + ev.Detail)
 	case models.ActionPetsBulkStatus:

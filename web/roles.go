@@ -65,6 +65,10 @@ var routeRoles = map[string]models.Role{
 	"GET " + Prefix + "/pets/bulk":         editor, // confirm a change of every pet of a filter
 	"POST " + Prefix + "/pets/bulk":        editor,
 	"GET " + Prefix + "/pets/bulk/:id":     editor, // its progress
+	"GET " + Prefix + "/pets/import":       editor, // a CSV file: upload, preview, import
+	"POST " + Prefix + "/pets/import":      editor,
+	"GET " + Prefix + "/pets/import/:id":   editor,
+	"POST " + Prefix + "/pets/import/:id":  editor,
 
 	"POST " + Prefix + "/api-keys":                 admin,
 	"GET " + Prefix + "/api-keys/:id/revoke":       admin,

@@ -153,6 +153,11 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"GET", "/admin/pets/bulk", "/admin/pets/bulk?set=sold&status=pending", nil, editors(http.StatusOK)},
 		{"POST", "/admin/pets/bulk", "/admin/pets/bulk", fixed(url.Values{"filter": {"status=pending"}, "set": {"sold"}}), editors(http.StatusOK)},
 		{"GET", "/admin/pets/bulk/:id", "/admin/pets/bulk/999999", nil, editors(http.StatusNotFound)},
+		{"GET", "/admin/pets/import", "/admin/pets/import", nil, editors(http.StatusOK)},
+		// A form without a file: the upload form again, saying to choose one.
+		{"POST", "/admin/pets/import", "/admin/pets/import", nil, editors(http.StatusUnprocessableEntity)},
+		{"GET", "/admin/pets/import/:id", "/admin/pets/import/999999", nil, editors(http.StatusNotFound)},
+		{"POST", "/admin/pets/import/:id", "/admin/pets/import/999999", fixed(url.Values{"action": {"import"}}), editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
 
 		{"POST", "/admin/api-keys", "/admin/api-keys", fixed(url.Values{"name": {"Partner"}, "scope": {"pets:read"}}), admins(http.StatusOK)},

@@ -139,6 +139,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	staff.POST("/logout", ui.logout)
 	ui.registerPets(staff)
 	ui.registerExport(staff)
+	ui.registerImport(staff)
 	ui.registerAPIKeys(staff)
 	ui.registerWebhooks(staff)
 	ui.registerUsers(staff)
