@@ -225,6 +225,11 @@ func (ui *Web) showImport(c *gin.Context) {
 	v := templates.ImportPreviewView{FileName: imp.FileName, Uploader: imp.Actor, Uploaded: ui.when(imp.CreatedAt),
 		Valid: check.Valid, Invalid: check.Invalid, ValidText: groupDigits(int64(check.Valid)), InvalidText: groupDigits(int64(check.Invalid)),
 		Action: importPath(imp.ID)}
+	errs := "none"
+	if check.Invalid > 0 {
+		errs = v.InvalidText
+	}
+	v.Counts = fmt.Sprintf("%s to add, %s with errors.", plural(check.Valid, "row", "rows"), errs)
 	for _, r := range check.Rows {
 		v.Rows = append(v.Rows, templates.ImportPreviewRow{Row: r.Row, Name: r.Pet.Name, CategoryID: strconv.FormatInt(r.Pet.CategoryID, 10), Status: string(r.Pet.Status)})
 	}
