@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -170,11 +171,10 @@ type importLayout struct {
 	comma                         rune
 }
 
-// readImportHeader reads the file's header: its delimiter (a semicolon
-// when the header line holds more semicolons than commas, as spreadsheets
-// of many locales write them; else a comma) and its columns.
-func readImportHeader(data []byte) (importLayout, error) {
-	line, _, _ := bytes.Cut(data, []byte{'\n'})
+// readImportHeader reads the file's header line: its delimiter (a
+// semicolon when the line holds more semicolons than commas, as
+// spreadsheets of many locales write them; else a comma) and its columns.
+func readImportHeader(line []byte) (importLayout, error) {
 	l := importLayout{name: -1, category: -1, status: -1, comma: ','}
 	if bytes.Count(line, []byte{';'}) > bytes.Count(line, []byte{','}) {
 		l.comma = ';'
@@ -214,30 +214,57 @@ func readImportHeader(data []byte) (importLayout, error) {
 	return l, nil
 }
 
-// scanImport reads a whole file and calls each with every data row that is
-// not blank: its row number, and the pet it adds or its errors. It returns
-// importKey of the rows, or an error (CodeInvalidRequest, a message for
-// staff) for a file refused as a whole: empty, binary or not UTF-8, with
-// unknown or missing columns, not CSV, or with more than MaxImportRows
-// rows. The file is UTF-8, with or without a byte order mark.
-func scanImport(data []byte, each func(row int, p NewPet, errs []FieldError)) ([sha256.Size]byte, error) {
+// importHead is how much of a file is looked at before its rows are read:
+// its header line, and whether it is text at all.
+const importHead = 64 << 10
+
+// errNotText refuses a file that is not UTF-8 text.
+var errNotText = importFileError("This is not a CSV text file: it holds binary data, or text that is not UTF-8." +
+	" Save the sheet as \"CSV UTF-8\" and try again. Nothing was imported.")
+
+// errStopScan stops a scan early, without an error, from each.
+var errStopScan = errors.New("stop the scan")
+
+// scanImport reads a file from in, a row at a time (memory does not grow
+// with the file), and calls each with every data row that is not blank:
+// its row number, and the pet it adds or its errors; an error from each
+// stops it (errStopScan without an error). It returns importKey of the
+// rows, or an error (CodeInvalidRequest, a message for staff) for a file
+// refused as a whole: empty, binary or not UTF-8, with unknown or missing
+// columns, not CSV, larger than MaxImportBytes or with more than
+// MaxImportRows rows. A failure of in itself is returned wrapped. The
+// file is UTF-8, with or without a byte order mark.
+func scanImport(in io.Reader, each func(row int, p NewPet, errs []FieldError) error) ([sha256.Size]byte, error) {
 	var key [sha256.Size]byte
-	if len(data) > MaxImportBytes {
-		return key, ErrImportTooLarge
+	counted := &countingReader{r: io.LimitReader(in, MaxImportBytes+1)}
+	br := bufio.NewReaderSize(counted, importHead)
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	if len(bytes.TrimSpace(data)) == 0 {
+	head, err := br.Peek(importHead)
+	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		return key, fmt.Errorf("read the file: %w", err)
+	}
+	if len(bytes.TrimSpace(head)) == 0 {
 		return key, importFileError("The file is empty: there is nothing to import.")
 	}
-	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return key, importFileError("This is not a CSV text file: it holds binary data, or text that is not UTF-8." +
-			" Save the sheet as \"CSV UTF-8\" and try again. Nothing was imported.")
+	if len(head) == importHead {
+		// Its last character may be cut: leave it to the rows' check.
+		i := len(head) - 1
+		for i > 0 && !utf8.RuneStart(head[i]) {
+			i--
+		}
+		head = head[:i]
 	}
-	l, err := readImportHeader(data)
+	if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(head) {
+		return key, errNotText
+	}
+	line, _, _ := bytes.Cut(head, []byte{'\n'})
+	l, err := readImportHeader(line)
 	if err != nil {
 		return key, err
 	}
-	r := csv.NewReader(bytes.NewReader(data))
+	r := csv.NewReader(br)
 	r.Comma, r.FieldsPerRecord, r.ReuseRecord = l.comma, -1, true
 	if _, err := r.Read(); err != nil {
 		return key, importFileError("The first row of the file could not be read as column names." + importColumnsHelp)
@@ -247,18 +274,26 @@ func scanImport(data []byte, each func(row int, p NewPet, errs []FieldError)) ([
 	rows := 0
 	for {
 		rec, err := r.Read()
+		if counted.n > MaxImportBytes {
+			return key, ErrImportTooLarge
+		}
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			if errors.As(err, &pe) && isCSVSyntax(pe.Err) {
 				return key, importFileError(fmt.Sprintf("The file is not valid CSV: line %d: %v. Nothing was imported.", pe.Line, pe.Err))
 			}
-			return key, importFileError("The file is not valid CSV. Nothing was imported.")
+			return key, fmt.Errorf("read the file: %w", err)
 		}
 		if blankRecord(rec) {
 			continue
+		}
+		for _, c := range rec {
+			if strings.IndexByte(c, 0) >= 0 || !utf8.ValidString(c) {
+				return key, errNotText
+			}
 		}
 		rows++
 		if rows > MaxImportRows {
@@ -266,32 +301,54 @@ func scanImport(data []byte, each func(row int, p NewPet, errs []FieldError)) ([
 				groupThousands(MaxImportRows), groupThousands(MaxImportRows)))
 		}
 		line, _ := r.FieldPos(0)
+		var p NewPet
+		var fields []FieldError
 		if len(rec) != l.width {
 			writeKeyPart(h, strings.Join(rec, "\x1f"), "", "")
-			each(line, NewPet{}, []FieldError{{FieldRow, fmt.Sprintf("This row has %d cells where the first row names %d columns.", len(rec), l.width)}})
-			continue
-		}
-		in := PetInput{Name: ReadTextCell(rec[l.name]), CategoryID: rec[l.category]}
-		status := ""
-		if l.status >= 0 {
-			if status = strings.TrimSpace(rec[l.status]); status != "" {
-				in.Status = &status
+			fields = []FieldError{{FieldRow, fmt.Sprintf("This row has %d cells where the first row names %d columns.", len(rec), l.width)}}
+		} else {
+			in := PetInput{Name: ReadTextCell(rec[l.name]), CategoryID: rec[l.category]}
+			status := ""
+			if l.status >= 0 {
+				if status = strings.TrimSpace(rec[l.status]); status != "" {
+					in.Status = &status
+				}
+			}
+			writeKeyPart(h, in.Name, strings.TrimSpace(in.CategoryID), status)
+			var e *Error
+			if p, err = in.Validate(); errors.As(err, &e) {
+				fields = e.Fields
 			}
 		}
-		writeKeyPart(h, in.Name, strings.TrimSpace(in.CategoryID), status)
-		p, err := in.Validate()
-		var e *Error
-		if errors.As(err, &e) {
-			each(line, NewPet{}, e.Fields)
-			continue
+		if err := each(line, p, fields); err == errStopScan {
+			return key, nil
+		} else if err != nil {
+			return key, err
 		}
-		each(line, p, nil)
 	}
 	if rows == 0 {
 		return key, importFileError("The file has column names but no rows: there is nothing to import.")
 	}
 	h.Sum(key[:0])
 	return key, nil
+}
+
+// isCSVSyntax reports an encoding/csv error about the file's text (a
+// stray or missing quote, a field count), rather than about reading it.
+func isCSVSyntax(err error) bool {
+	return errors.Is(err, csv.ErrBareQuote) || errors.Is(err, csv.ErrQuote) || errors.Is(err, csv.ErrFieldCount)
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeKeyPart adds a row's cells to importKey, each with its length, so
@@ -366,22 +423,23 @@ func ReadTextCell(v string) string {
 }
 
 // CheckImport reads a file as an import would and says what it holds
-// (ImportCheck), without writing anything; a file refused as a whole is
-// an error with the reason.
-func CheckImport(data []byte) (ImportCheck, [sha256.Size]byte, error) {
+// (ImportCheck), without writing anything, and returns importKey of its
+// rows; a file refused as a whole is an error with the reason.
+func CheckImport(in io.Reader) (ImportCheck, [sha256.Size]byte, error) {
 	var c ImportCheck
-	key, err := scanImport(data, func(row int, p NewPet, errs []FieldError) {
+	key, err := scanImport(in, func(row int, p NewPet, errs []FieldError) error {
 		if errs != nil {
 			c.Invalid++
 			for _, f := range errs {
 				c.Errors = append(c.Errors, ImportRowError{Row: row, Field: f.Field, Message: f.Message})
 			}
-			return
+			return nil
 		}
 		c.Valid++
 		if len(c.Rows) < ImportPreviewRows {
 			c.Rows = append(c.Rows, ImportRow{Row: row, Pet: p})
 		}
+		return nil
 	})
 	return c, key, err
 }
@@ -393,9 +451,15 @@ func CheckImport(data []byte) (ImportCheck, [sha256.Size]byte, error) {
 // whatever state it is: done (nothing more will be added), running, or
 // waiting for its member's choice. Nothing is written for a file refused
 // as a whole, and no pet is written by an upload.
-func (s *Store) UploadImport(ctx context.Context, fileName string, data []byte, actor string) (Import, ImportCheck, error) {
-	check, key, err := CheckImport(data)
+func (s *Store) UploadImport(ctx context.Context, fileName string, in io.Reader, actor string) (Import, ImportCheck, error) {
+	// The file is read once, a row at a time, and kept gzip'd as it is read.
+	var packed bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&packed, gzip.BestSpeed) // a valid level: no error
+	check, key, err := CheckImport(io.TeeReader(in, zw))
 	if err != nil {
+		return Import{}, ImportCheck{}, err
+	}
+	if err := zw.Close(); err != nil {
 		return Import{}, ImportCheck{}, err
 	}
 	hash := hex.EncodeToString(key[:])
@@ -404,14 +468,6 @@ func (s *Store) UploadImport(ctx context.Context, fileName string, data []byte, 
 	}
 	if imp, ok, err := s.importByHash(ctx, hash); err != nil || ok {
 		return imp, check, err
-	}
-	var packed bytes.Buffer
-	zw := gzip.NewWriter(&packed)
-	if _, err := zw.Write(data); err != nil {
-		return Import{}, ImportCheck{}, err
-	}
-	if err := zw.Close(); err != nil {
-		return Import{}, ImportCheck{}, err
 	}
 	now := s.now()
 	imp := Import{ContentHash: hash, FileName: truncate(fileName, 255), State: ImportPreview, Actor: actor,
@@ -485,16 +541,17 @@ func (s *Store) GetImport(ctx context.Context, id int64) (Import, error) {
 // CheckKeptImport reads an import's kept file again: what it holds, for
 // its preview. An import that is done keeps no file.
 func (s *Store) CheckKeptImport(ctx context.Context, id int64) (ImportCheck, error) {
-	data, err := s.importData(ctx, id)
+	in, err := s.importData(ctx, id)
 	if err != nil {
 		return ImportCheck{}, err
 	}
-	check, _, err := CheckImport(data)
+	check, _, err := CheckImport(in)
 	return check, err
 }
 
-// importData returns an import's file, unpacked.
-func (s *Store) importData(ctx context.Context, id int64) ([]byte, error) {
+// importData returns a reader of an import's file, unpacking it as it is
+// read.
+func (s *Store) importData(ctx context.Context, id int64) (io.Reader, error) {
 	var f importFile
 	err := s.db.WithContext(ctx).Where("import_id = ?", id).Take(&f).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -507,11 +564,7 @@ func (s *Store) importData(ctx context.Context, id int64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unpack import file: %w", err)
 	}
-	data, err := io.ReadAll(io.LimitReader(zr, MaxImportBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("unpack import file: %w", err)
-	}
-	return data, nil
+	return zr, nil
 }
 
 // StartImport starts writing the valid rows of import id in the background
@@ -620,44 +673,56 @@ func (s *Store) runImportInBackground(imp Import) {
 var errImportLeaseLost = errors.New("import lease lost")
 
 // runImport writes imp's valid rows from imp.Done on, ImportChunk a
-// transaction, with a pause after each as long as it took (so the
-// database's writer stays at least half free for everyone else), then
-// ends it.
+// transaction, reading its file again a row at a time (memory does not
+// grow with the file), with a pause after each chunk half as long as it
+// took (so the database's writer stays a third free for everyone else
+// while a file of MaxImportRows still goes in within a minute), then ends
+// it.
 func (s *Store) runImport(ctx context.Context, imp Import) {
-	data, err := s.importData(ctx, imp.ID)
-	var pets []NewPet
+	in, err := s.importData(ctx, imp.ID)
 	if err == nil {
-		pets = make([]NewPet, 0, imp.RowsValid)
-		_, err = scanImport(data, func(_ int, p NewPet, errs []FieldError) {
-			if errs == nil {
-				pets = append(pets, p)
+		skip := imp.Done
+		chunk := make([]NewPet, 0, ImportChunk)
+		write := func() error {
+			start := time.Now()
+			if err := retry(ctx, func() error { return s.importChunk(ctx, &imp, chunk) }); err != nil {
+				return err
 			}
+			chunk = chunk[:0]
+			if hook := importChunkHook.Load(); hook != nil {
+				if err := (*hook)(imp); err != nil {
+					return errImportStopped
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(max(importMinPause, time.Since(start)/2)):
+				return nil
+			}
+		}
+		valid := 0
+		_, err = scanImport(in, func(_ int, p NewPet, errs []FieldError) error {
+			if errs != nil {
+				return nil
+			}
+			if valid++; valid <= skip {
+				return nil
+			}
+			if chunk = append(chunk, p); len(chunk) == ImportChunk {
+				return write()
+			}
+			return nil
 		})
-		data = nil
-	}
-	if err == nil && len(pets) != imp.RowsValid {
-		err = fmt.Errorf("import %d: the file has %d valid rows, the import %d", imp.ID, len(pets), imp.RowsValid)
-	}
-	for err == nil && imp.Done < len(pets) {
-		start := time.Now()
-		k := min(ImportChunk, len(pets)-imp.Done)
-		err = retry(ctx, func() error { return s.importChunk(ctx, &imp, pets[imp.Done:imp.Done+k]) })
-		if err != nil {
-			break
+		if err == nil && len(chunk) > 0 {
+			err = write()
 		}
-		if hook := importChunkHook.Load(); hook != nil {
-			if err = (*hook)(imp); err != nil {
-				return // as if the process had died here
-			}
-		}
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(max(importMinPause, time.Since(start))):
+		if err == nil && imp.Done != imp.RowsValid {
+			err = fmt.Errorf("import %d: wrote %d of %d valid rows: the file has %d", imp.ID, imp.Done, imp.RowsValid, valid)
 		}
 	}
 	switch {
-	case errors.Is(err, errImportLeaseLost):
+	case errors.Is(err, errImportLeaseLost) || errors.Is(err, errImportStopped):
 		return // whoever took it goes on
 	case ctx.Err() != nil:
 		return // the server stops: the lease runs out, and another instance resumes it
@@ -671,6 +736,10 @@ func (s *Store) runImport(ctx context.Context, imp Import) {
 		s.log.Error("end import", "import", imp.ID, "err", err)
 	}
 }
+
+// errImportStopped stops a runner as a test hook asks, as if its process
+// had died.
+var errImportStopped = errors.New("import runner stopped")
 
 // importChunk writes pets, the valid rows imp.Done on, in one transaction:
 // first it moves the import's count forward over the count it read (a

@@ -64,7 +64,7 @@ func TestCheckImport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, _, err := models.CheckImport(tt.data)
+			c, _, err := models.CheckImport(bytes.NewReader(tt.data))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +90,7 @@ func TestCheckImportRowNumbers(t *testing.T) {
 	// A cell over two lines takes two of the file's lines (and is refused,
 	// as the add form refuses a line break); the row after it is numbered
 	// by the line it starts on, as a text editor shows it.
-	c, _, err := models.CheckImport(importFile("name,category_id", "\"Two\nlines\",1", ",2"))
+	c, _, err := models.CheckImport(bytes.NewReader(importFile("name,category_id", "\"Two\nlines\",1", ",2")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,11 +125,11 @@ func TestCheckImportBadFiles(t *testing.T) {
 		{"not CSV: prose", []byte("Dear team, please add these pets\nRex and Luna\n"), "a column this import does not read"},
 		{"a stray quote", importFile("name,category_id", `Rex "the" dog",1`), "The file is not valid CSV: line 2"},
 		{"too many rows", many.Bytes(), "more than 100,000 rows"},
-		{"too large", bytes.Repeat([]byte("a"), models.MaxImportBytes+1), "larger than 20 MiB"},
+		{"too large", append([]byte("name,category_id\n"), bytes.Repeat([]byte(strings.Repeat("x", 250)+",1\n"), models.MaxImportRows)...), "larger than 20 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := models.CheckImport(tt.data)
+			_, _, err := models.CheckImport(bytes.NewReader(tt.data))
 			if err == nil || models.ErrorCode(err) != models.CodeInvalidRequest || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want invalid_request with %q", err, tt.want)
 			}
@@ -141,7 +141,7 @@ func TestCheckImportKey(t *testing.T) {
 	t.Parallel()
 	key := func(data []byte) string {
 		t.Helper()
-		_, k, err := models.CheckImport(data)
+		_, k, err := models.CheckImport(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestImport(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
 		data := sheet("Imported", 2500, 3)
-		imp, check, err := s.UploadImport(ctx, "stock.csv", data, "alice")
+		imp, check, err := s.UploadImport(ctx, "stock.csv", bytes.NewReader(data), "alice")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestImport(t *testing.T) {
 		}
 
 		// The same rows again, written otherwise: nothing more.
-		again, _, err := s.UploadImport(ctx, "copy.csv", bytes.ReplaceAll(data, []byte(","), []byte(";")), "carol")
+		again, _, err := s.UploadImport(ctx, "copy.csv", bytes.NewReader(bytes.ReplaceAll(data, []byte(","), []byte(";"))), "carol")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -340,7 +340,7 @@ func TestImport(t *testing.T) {
 func TestImportCancel(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
-		imp, _, err := s.UploadImport(ctx, "a.csv", sheet("Cancelled", 10, 0), "alice")
+		imp, _, err := s.UploadImport(ctx, "a.csv", bytes.NewReader(sheet("Cancelled", 10, 0)), "alice")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +357,7 @@ func TestImportCancel(t *testing.T) {
 			t.Fatalf("%d pets", n)
 		}
 		// Uploaded again, it is a new preview.
-		again, _, err := s.UploadImport(ctx, "a.csv", sheet("Cancelled", 10, 0), "alice")
+		again, _, err := s.UploadImport(ctx, "a.csv", bytes.NewReader(sheet("Cancelled", 10, 0)), "alice")
 		if err != nil || again.State != models.ImportPreview || again.ID == imp.ID {
 			t.Fatalf("upload after cancel: %+v, %v", again, err)
 		}
@@ -372,7 +372,7 @@ func TestImportConcurrentUploads(t *testing.T) {
 		ids := make([]int64, 6)
 		for i := range ids {
 			wg.Go(func() {
-				imp, _, err := s.UploadImport(ctx, "t.csv", data, "member"+strconv.Itoa(i))
+				imp, _, err := s.UploadImport(ctx, "t.csv", bytes.NewReader(data), "member"+strconv.Itoa(i))
 				if err != nil {
 					t.Error(err)
 					return
@@ -417,7 +417,7 @@ func TestImportResumes(t *testing.T) {
 			}
 			return nil
 		})
-		imp, _, err := s.UploadImport(ctx, "big.csv", sheet("Resumed", 3500, 0), "alice")
+		imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Resumed", 3500, 0)), "alice")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -439,7 +439,7 @@ func TestImportResumes(t *testing.T) {
 		now = now.Add(models.ImportLease() + time.Second)
 		mu.Unlock()
 		// Uploading the same file again is such a look.
-		again, _, err := s.UploadImport(ctx, "big.csv", sheet("Resumed", 3500, 0), "alice")
+		again, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Resumed", 3500, 0)), "alice")
 		if err != nil || again.ID != imp.ID {
 			t.Fatalf("upload again: %+v, %v", again, err)
 		}

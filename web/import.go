@@ -90,12 +90,12 @@ var errNoFile = models.Error{Code: models.CodeInvalidRequest, Message: "Choose a
 // nothing is kept; rows already imported say when, and add nothing; rows
 // whose import runs show its progress.
 func (ui *Web) uploadImport(c *gin.Context) {
-	name, data, err := readUpload(c)
+	name, file, err := uploadedFile(c)
 	if err != nil {
 		ui.refuseImport(c, err)
 		return
 	}
-	imp, _, err := ui.store.UploadImport(c.Request.Context(), name, data, currentUser(c).Username)
+	imp, _, err := ui.store.UploadImport(c.Request.Context(), name, file, currentUser(c).Username)
 	if err != nil {
 		ui.refuseImport(c, err)
 		return
@@ -114,8 +114,20 @@ func (ui *Web) uploadImport(c *gin.Context) {
 // refuseImport shows the upload form again with why the file was refused;
 // a server error gets the error page.
 func (ui *Web) refuseImport(c *gin.Context, err error) {
+	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) || err == models.ErrImportTooLarge {
+		err = tooLarge()
+	}
 	var e *models.Error
-	if !errors.As(err, &e) || (e.Code != models.CodeInvalidRequest && e.Code != httpcode.PayloadTooLarge) {
+	if !errors.As(err, &e) {
+		if c.Request.Context().Err() == nil && errors.Is(err, errUploadRead) {
+			err = uploadUnread
+		}
+		if !errors.As(err, &e) {
+			ui.fail(c, err)
+			return
+		}
+	}
+	if e.Code != models.CodeInvalidRequest && e.Code != httpcode.PayloadTooLarge {
 		ui.fail(c, err)
 		return
 	}
@@ -126,9 +138,11 @@ func (ui *Web) refuseImport(c *gin.Context, err error) {
 	ui.render(c, status, templates.ImportPage(ui.page(c, "Import pets", "pets"), templates.ImportFormView{Error: e.Message}))
 }
 
-// readUpload reads the file of an upload: its name (without any folder a
-// browser sends) and its bytes, at most models.MaxImportBytes.
-func readUpload(c *gin.Context) (string, []byte, error) {
+// uploadedFile finds the file of an upload: its name (without any folder
+// a browser sends) and a reader of its bytes, which the body's cap stops
+// past models.MaxImportBytes and a little more. Reading it fails with
+// errUploadRead when the body is cut short.
+func uploadedFile(c *gin.Context) (string, io.Reader, error) {
 	v, ok := c.Get(keyUpload)
 	if !ok {
 		return "", nil, &errNoFile
@@ -140,24 +154,30 @@ func readUpload(c *gin.Context) (string, []byte, error) {
 			return "", nil, &errNoFile
 		}
 		if err != nil {
-			return "", nil, uploadUnread(err)
+			return "", nil, fmt.Errorf("%w: %w", errUploadRead, err)
 		}
 		if part.FormName() != "file" {
 			continue
 		}
-		name := path.Base(part.FileName())
-		data, err := io.ReadAll(io.LimitReader(part, models.MaxImportBytes+1))
-		if err != nil {
-			return "", nil, uploadUnread(err)
+		if part.FileName() == "" {
+			return "", nil, &errNoFile // the browser's way of sending no file
 		}
-		if len(data) > models.MaxImportBytes {
-			return "", nil, tooLarge()
-		}
-		if part.FileName() == "" && len(data) == 0 {
-			return "", nil, &errNoFile
-		}
-		return name, data, nil
+		return path.Base(part.FileName()), uploadReader{part}, nil
 	}
+}
+
+// errUploadRead marks a failure to read the upload's body.
+var errUploadRead = errors.New("read the upload")
+
+// uploadReader marks its read failures with errUploadRead.
+type uploadReader struct{ r io.Reader }
+
+func (u uploadReader) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("%w: %w", errUploadRead, err)
+	}
+	return n, err
 }
 
 // tooLarge is the refusal of a file over models.MaxImportBytes.
@@ -167,13 +187,8 @@ func tooLarge() error {
 	return &e
 }
 
-// uploadUnread says why an upload's body could not be read.
-func uploadUnread(err error) error {
-	if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-		return tooLarge()
-	}
-	return &models.Error{Code: models.CodeInvalidRequest, Message: "The upload could not be read: try again. Nothing was imported."}
-}
+// uploadUnread refuses an upload whose body could not be read whole.
+var uploadUnread = &models.Error{Code: models.CodeInvalidRequest, Message: "The upload could not be read: try again. Nothing was imported."}
 
 // petCount is "1 pet" or "N pets", digits grouped.
 func petCount(n int) string {

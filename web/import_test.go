@@ -210,7 +210,7 @@ func TestImportBadFiles(t *testing.T) {
 			{"missing column", []byte("name\nRex\n"), http.StatusUnprocessableEntity, "The file has no category_id column."},
 			{"a header alone", []byte("name,category_id\n"), http.StatusUnprocessableEntity, "column names but no rows"},
 			{"too many rows", many.Bytes(), http.StatusUnprocessableEntity, "more than 100,000 rows"},
-			{"too large", bytes.Repeat([]byte("name,category_id\n"), models.MaxImportBytes/17+1), http.StatusRequestEntityTooLarge, "larger than 20 MiB"},
+			{"too large", append([]byte("name,category_id\n"), bytes.Repeat([]byte(strings.Repeat("x", 250)+",1\n"), models.MaxImportRows)...), http.StatusRequestEntityTooLarge, "larger than 20 MiB"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
