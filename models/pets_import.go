@@ -53,10 +53,13 @@ const (
 
 // importLease is how long a runner holds an import without moving its
 // lease forward (after every chunk) before another instance may resume
-// it; importMinPause is the least pause between chunks.
+// it; importMinPause and importMaxPause bound the pause between chunks:
+// on a loaded machine, where a chunk takes long, a tenth of a second still
+// lets every write queued behind it through.
 var (
 	importLease    = 30 * time.Second
 	importMinPause = 5 * time.Millisecond
+	importMaxPause = 100 * time.Millisecond
 )
 
 // importChunkHook, when set (by tests), is called after each committed
@@ -675,9 +678,9 @@ var errImportLeaseLost = errors.New("import lease lost")
 // runImport writes imp's valid rows from imp.Done on, ImportChunk a
 // transaction, reading its file again a row at a time (memory does not
 // grow with the file), with a pause after each chunk half as long as it
-// took (so the database's writer stays a third free for everyone else
-// while a file of MaxImportRows still goes in within a minute), then ends
-// it.
+// took, up to importMaxPause (so the database's writer stays free for
+// everyone else between chunks while a file of MaxImportRows still goes
+// in within a minute), then ends it.
 func (s *Store) runImport(ctx context.Context, imp Import) {
 	in, err := s.importData(ctx, imp.ID)
 	if err == nil {
@@ -697,7 +700,7 @@ func (s *Store) runImport(ctx context.Context, imp Import) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
-			case <-time.After(max(importMinPause, time.Since(start)/2)):
+			case <-time.After(min(max(importMinPause, time.Since(start)/2), importMaxPause)):
 				return nil
 			}
 		}
