@@ -226,7 +226,8 @@ func (ui *Web) showImport(c *gin.Context) {
 	if imp.State != models.ImportPreview {
 		v := ui.importJobView(c, imp)
 		if isHTMX(c) {
-			ui.render(c, http.StatusOK, templates.ImportProgress(ui.page(c, "", ""), v))
+			// Only the region: a poll must not take the flash meant for a page.
+			ui.render(c, http.StatusOK, templates.ImportProgress(templates.Page{CSRFToken: ui.csrfToken(c)}, v))
 			return
 		}
 		ui.render(c, http.StatusOK, templates.ImportJobPage(ui.page(c, "Import of "+imp.FileName, "pets"), v))

@@ -124,6 +124,12 @@ func TestImportPreviewAndImport(t *testing.T) {
 		if _, polls := p.Doc.Find(`[data-testid="import-job"]`).Attr("hx-get"); polls {
 			t.Fatal("a finished import still polls")
 		}
+		// htmx's poll gets the progress region alone.
+		region := b.get(loc, "HX-Request", "true")
+		wantStatus(t, region, http.StatusOK)
+		if strings.Contains(region.Body, "<html") || region.Doc.Find(`section#import-job [data-testid="import-summary"]`).Length() != 1 {
+			t.Fatalf("the poll's answer is not the progress region:\n%s", region.Body)
+		}
 		var names []string
 		for _, pet := range importedPets(t, e) {
 			names = append(names, pet.Name)
