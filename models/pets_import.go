@@ -578,12 +578,19 @@ func (s *Store) importData(ctx context.Context, id int64) (io.Reader, error) {
 func (s *Store) StartImport(ctx context.Context, id int64, actor string) (Import, error) {
 	now := s.now()
 	owner, until := rand.Text(), now.Add(importLease)
-	res := s.db.WithContext(ctx).Exec("UPDATE imports SET state = ?, actor = ?, lease_owner = ?, lease_until = ?, error = '', started_at = ?, updated_at = ?"+
-		" WHERE id = ? AND state IN (?, ?)", string(ImportRunning), actor, owner, until, now, now, id, string(ImportPreview), string(ImportFailed))
-	if res.Error != nil {
-		return Import{}, s.dbErr("start import", res.Error)
+	// In a transaction, which is tried again when InnoDB picks it as a
+	// deadlock's victim (two members confirming while the runner writes).
+	var started bool
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE imports SET state = ?, actor = ?, lease_owner = ?, lease_until = ?, error = '', started_at = ?, updated_at = ?"+
+			" WHERE id = ? AND state IN (?, ?)", string(ImportRunning), actor, owner, until, now, now, id, string(ImportPreview), string(ImportFailed))
+		started = res.RowsAffected == 1
+		return res.Error
+	})
+	if err != nil {
+		return Import{}, s.dbErr("start import", err)
 	}
-	if res.RowsAffected == 0 {
+	if !started {
 		return s.GetImport(ctx, id)
 	}
 	imp, err := s.GetImport(ctx, id)
@@ -651,12 +658,17 @@ func (s *Store) resumeOrphan(ctx context.Context, imp Import) (Import, error) {
 		return imp, nil
 	}
 	owner, until := rand.Text(), now.Add(importLease)
-	res := s.db.WithContext(ctx).Exec("UPDATE imports SET lease_owner = ?, lease_until = ?, updated_at = ? WHERE id = ? AND state = ? AND lease_owner = ?",
-		owner, until, now, imp.ID, string(ImportRunning), imp.LeaseOwner)
-	if res.Error != nil {
-		return imp, s.dbErr("resume import", res.Error)
+	var taken bool
+	err := s.transaction(ctx, func(tx *gorm.DB) error {
+		res := tx.Exec("UPDATE imports SET lease_owner = ?, lease_until = ?, updated_at = ? WHERE id = ? AND state = ? AND lease_owner = ?",
+			owner, until, now, imp.ID, string(ImportRunning), imp.LeaseOwner)
+		taken = res.RowsAffected == 1
+		return res.Error
+	})
+	if err != nil {
+		return imp, s.dbErr("resume import", err)
 	}
-	if res.RowsAffected == 1 {
+	if taken {
 		imp.LeaseOwner, imp.LeaseUntil, imp.UpdatedAt = owner, &until, now
 		s.log.Info("resuming an import whose runner stopped", "import", imp.ID, "done", imp.Done, "of", imp.RowsValid)
 		s.runImportInBackground(imp)
