@@ -101,9 +101,10 @@ bench: deps
 	$(MAKE) loadbench
 	$(MAKE) backupbench
 
-# loadbench is the HTTP load benchmark (TestLoadBench in e2e/loadbench_test.go)
-# and the API's latency during a console change of 100,000 pets
-# (TestBulkChangeLoad, figures in testdata/figures.jsonl):
+# loadbench is the HTTP load benchmark (TestLoadBench in e2e/loadbench_test.go),
+# the API's latency during a console change of 100,000 pets
+# (TestBulkChangeLoad) and a CSV import of 100,000 rows (TestImportLoad),
+# figures in testdata/figures.jsonl:
 # the built binary on a fresh SQLite and MariaDB database each, seeded with
 # LOADBENCH_ROWS pets, under LOADBENCH_CONNS keep-alive clients for
 # LOADBENCH_DURATION per case. It writes req/s, p50, p99 and peak RSS to
@@ -113,7 +114,7 @@ LOADBENCH_CONNS ?= 16
 LOADBENCH_DURATION ?= 5s
 loadbench: deps
 	PETSTORE_REQUIRE_MARIADB=1 PETSTORE_LOADBENCH=1 LOADBENCH_ROWS=$(LOADBENCH_ROWS) LOADBENCH_CONNS=$(LOADBENCH_CONNS) \
-		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^(TestLoadBench|TestBulkChangeLoad)$$' ./e2e
+		LOADBENCH_DURATION=$(LOADBENCH_DURATION) $(GO) test -count=1 -v -timeout 60m -run '^(TestLoadBench|TestBulkChangeLoad|TestImportLoad)$$' ./e2e
 
 # exportbench exports a million pets as CSV through the built binary on
 # SQLite and MariaDB (TestExportBench in e2e/exportbench_test.go) and writes

@@ -106,6 +106,7 @@ const (
 	ActionPetsBulkArchive = "pet.bulk_archived"
 	// ActionPetUndone is a pet's values put back by an undo.
 	ActionPetUndone       = "pet.undone"
+	ActionPetsImported    = "pet.imported"
 	ActionKeyCreated      = "apikey.created"
 	ActionKeyRevoked      = "apikey.revoked"
 	ActionUserCreated     = "user.created"
@@ -130,7 +131,7 @@ const (
 )
 
 // AuditActions lists every action, for filters.
-var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetArchived, ActionPetRestored, ActionPetsPurged, ActionPetsBulkArchive, ActionPetUndone, ActionKeyCreated, ActionKeyRevoked,
+var AuditActions = []string{ActionPetCreated, ActionPetStatusChanged, ActionPetEdited, ActionPetsSeeded, ActionPetsExported, ActionPetsBulkStatus, ActionPetArchived, ActionPetRestored, ActionPetsPurged, ActionPetsBulkArchive, ActionPetUndone, ActionPetsImported, ActionKeyCreated, ActionKeyRevoked,
 	ActionUserCreated, ActionPasswordChanged, ActionLogin, ActionPasswordAccepted, ActionLoginFailed,
 	ActionUserDisabled, ActionUserEnabled, ActionPasswordReset, ActionSessionsEnded, ActionSessionEnded,
 	ActionRoleChanged, ActionForbidden, ActionWebhookCreated, ActionWebhookDeleted, ActionWebhookDisabled, ActionWebhookEnabled,

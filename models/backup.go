@@ -60,6 +60,7 @@ var BackupExcluded = map[string]string{
 	"sessions":         "sign-in sessions: a restore signs everyone out",
 	"login_limits":     "sign-in attempt limits: they expire within the hour",
 	"backups":          "the schedule's record of the backups taken, which a restore starts afresh",
+	"import_files":     "CSV files waiting for their import (up to 20 MiB each): a restored import that has not ended asks for its file again",
 }
 
 // backupFilters keep a table's rows that a restored service still needs:

@@ -128,3 +128,21 @@ func exportDetail(l PetListing, rows int, outcome ExportOutcome) string {
 	}
 	return fmt.Sprintf("exported %s as CSV; filter: %s", pets, what)
 }
+
+// IsFormulaStart reports whether a CSV cell starting with r may be a
+// formula to a spreadsheet: =, +, -, @, and every character Unicode's
+// compatibility folding (NFKC) turns into one of them: the full-width
+// forms (＝＋－＠) that East Asian input methods type, the small forms
+// (﹦﹢﹣﹫), and superscript and subscript ones. A reader that folds widths
+// before it looks for a formula sees ＝1+1 as =1+1. The export puts a '
+// before such a cell; the import (ReadTextCell) takes it away again.
+func IsFormulaStart(r rune) bool {
+	switch r {
+	case '=', '+', '-', '@',
+		'\uFF1D', '\uFF0B', '\uFF0D', '\uFF20', // ＝＋－＠
+		'\uFE66', '\uFE62', '\uFE63', '\uFE6B', // ﹦﹢﹣﹫
+		'\u207C', '\u207A', '\u208C', '\u208A', '\uFB29': // ⁼⁺₌₊﬩
+		return true
+	}
+	return false
+}

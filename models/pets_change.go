@@ -10,7 +10,7 @@ import (
 
 // A pet has one write path. Every write of a pet (a create from the API or
 // the console, an edit, a status change alone or in bulk, a seed, an
-// archive or a restore) is a
+// archive or a restore, an import) is a
 // PetChange, and impliedRows.add, the one function below, derives every
 // row the change implies besides the pet's own: its search words, the
 // status counts' deltas, its audit event and its event in the change feed
@@ -25,7 +25,8 @@ import (
 //     (pets_update.go, writeImplied);
 //   - archives and restores: the same transaction sink, the pet's row
 //     moving between pets and archived_pets (pets_archive.go);
-//   - seeding: multi-row statements of thousands of rows (seed.go).
+//   - seeding and CSV imports: multi-row statements of thousands of rows
+//     (seed.go, pets_import.go).
 //
 // A new derived row is added in impliedRows and written by each of those
 // four sinks; no writer derives anything itself. Undo items (undo.go) are
@@ -56,6 +57,9 @@ const (
 	// ChangeUndo puts back the values a pet had before an action that is
 	// being undone (undo.go): any field.
 	ChangeUndo
+	// ChangeImport adds a pet read from an imported CSV file; an import is
+	// audited once as a whole, with its count, not per pet.
+	ChangeImport
 )
 
 // PetChange is one write of a pet: the pet before it (nil for a new pet),
@@ -194,7 +198,8 @@ func (ch PetChange) feedEvent(i int) eventRow {
 }
 
 // auditEvent is the change's audit event, its TargetID left to the sink;
-// false for a change audited otherwise (a seed, once as a whole).
+// false for a change audited otherwise (a seed or an import, once as a
+// whole).
 func (ch PetChange) auditEvent() (AuditEvent, bool) {
 	ev := AuditEvent{At: ch.After.UpdatedAt, Actor: ch.Actor, ActorKind: ActorKindOf(ch.Actor), TargetType: TargetPet}
 	switch ch.Kind {

@@ -117,6 +117,7 @@ type Store struct {
 	bulk    bulkState    // the bulk jobs this process runs (bulk.go)
 	archive archiveState // the archive's purge (pets_archive.go)
 	undo    undoState    // the undos and purges this process runs (undo.go)
+	imports importState  // the CSV imports this process runs (pets_import.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -556,6 +557,7 @@ func (s *Store) Close() error {
 	s.bulk.bg.Close()
 	s.archive.bg.Close()
 	s.undo.close()
+	s.imports.bg.Close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()

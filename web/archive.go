@@ -326,10 +326,3 @@ func (ui *Web) restorePets(c *gin.Context) {
 // isArchivedErr reports a refusal because the pet is archived.
 func isArchivedErr(err error) bool { return errors.Is(err, models.ErrPetArchived) }
 
-// plural writes n with the noun's singular or plural form.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
-}

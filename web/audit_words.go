@@ -25,6 +25,7 @@ var auditActionNames = map[string]string{
 	models.ActionPetsPurged:            "Archived pets deleted for good",
 	models.ActionPetsBulkArchive:       "Every match archived",
 	models.ActionPetUndone:             "Change undone",
+	models.ActionPetsImported:          "Pets imported from CSV",
 	models.ActionPasswordAccepted:      "Password accepted, second step next",
 	models.ActionTwoFactorEnabled:      "Two-step sign-in turned on",
 	models.ActionTwoFactorDisabled:     "Two-step sign-in turned off",
@@ -203,7 +204,7 @@ func describeEvent(ev models.AuditEvent, n auditNames, when func(time.Time) temp
 		s.say(" undid a change to ")
 		s.pet(ev, n, "")
 		s.say(": " + editWords(ev.Detail))
-	case models.ActionPetsSeeded:
+	case models.ActionPetsSeeded, models.ActionPetsImported:
 		s.who(ev)
 		s.say(" " + ev.Detail)
 	case models.ActionPetArchived, models.ActionPetRestored:

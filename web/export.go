@@ -281,21 +281,9 @@ func cellNeedsQuotes(s string) bool {
 }
 
 // isFormulaStart reports whether a cell starting with r may be a formula
-// to a spreadsheet: =, +, -, @, and every character Unicode's
-// compatibility folding (NFKC) turns into one of them: the full-width
-// forms (＝＋－＠) that East Asian input methods type, the small forms
-// (﹦﹢﹣﹫), and superscript and subscript ones. A reader that folds widths
-// before it looks for a formula sees ＝1+1 as =1+1.
-func isFormulaStart(r rune) bool {
-	switch r {
-	case '=', '+', '-', '@',
-		'\uFF1D', '\uFF0B', '\uFF0D', '\uFF20', // ＝＋－＠
-		'\uFE66', '\uFE62', '\uFE63', '\uFE6B', // ﹦﹢﹣﹫
-		'\u207C', '\u207A', '\u208C', '\u208A', '\uFB29': // ⁼⁺₌₊﬩
-		return true
-	}
-	return false
-}
+// to a spreadsheet (models.IsFormulaStart: the import reads such cells
+// back by the same rule).
+func isFormulaStart(r rune) bool { return models.IsFormulaStart(r) }
 
 // maxFilenameSearch is the most characters of the search a file name keeps.
 const maxFilenameSearch = 40

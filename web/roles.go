@@ -78,6 +78,10 @@ var routeRoles = map[string]models.Role{
 	"POST " + Prefix + "/pets/:id/archive":     editor, // asks first, then archives
 	"GET " + Prefix + "/pets/bulk-archive":     editor, // confirm archiving the selected pets
 	"POST " + Prefix + "/pets/bulk-archive":    editor,
+	"GET " + Prefix + "/pets/import":           editor, // a CSV file: upload, preview, import
+	"POST " + Prefix + "/pets/import":          editor,
+	"GET " + Prefix + "/pets/import/:id":       editor,
+	"POST " + Prefix + "/pets/import/:id":      editor,
 
 	"POST " + Prefix + "/api-keys":                 admin,
 	"GET " + Prefix + "/api-keys/:id/revoke":       admin,

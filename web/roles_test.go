@@ -157,6 +157,11 @@ func routeCases(pet, key, bob, hook, delivery int64, version func() string) []ro
 		{"GET", "/admin/undo", "/admin/undo", nil, editors(http.StatusOK)},
 		{"POST", "/admin/undo/:id", "/admin/undo/999999", nil, editors(http.StatusNotFound)},
 		{"GET", "/admin/undo/:id", "/admin/undo/999999", nil, editors(http.StatusNotFound)},
+		{"GET", "/admin/pets/import", "/admin/pets/import", nil, editors(http.StatusOK)},
+		// A form without a file: the upload form again, saying to choose one.
+		{"POST", "/admin/pets/import", "/admin/pets/import", nil, editors(http.StatusUnprocessableEntity)},
+		{"GET", "/admin/pets/import/:id", "/admin/pets/import/999999", nil, editors(http.StatusNotFound)},
+		{"POST", "/admin/pets/import/:id", "/admin/pets/import/999999", fixed(url.Values{"action": {"import"}}), editors(http.StatusNotFound)},
 		{"POST", "/admin/pets/:id/status", "/admin/pets/" + p + "/status", fixed(url.Values{"status": {"sold"}}), editors(http.StatusSeeOther)},
 		{"GET", "/admin/pets/archive", "/admin/pets/archive", nil, everyone(http.StatusOK)},
 		// Without confirm=yes the archive forms only ask.

@@ -95,6 +95,10 @@ func (ui *Web) checkCSRF(c *gin.Context) {
 		ui.fail(c, errForged)
 		return
 	}
+	if limit, ok := uploadLimits[c.FullPath()]; ok && isMultipart(c.Request) {
+		ui.checkUploadToken(c, limit) // a file: its token is read from the stream first
+		return
+	}
 	// Console forms are small: cap the body before anything reads it.
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxFormBytes)
 	if err := c.Request.ParseForm(); err != nil {

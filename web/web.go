@@ -158,6 +158,7 @@ func (ui *Web) Register(r *gin.Engine) {
 	ui.registerPets(staff)
 	ui.registerArchive(staff)
 	ui.registerExport(staff)
+	ui.registerImport(staff)
 	ui.registerAPIKeys(staff)
 	ui.registerWebhooks(staff)
 	ui.registerUsers(staff)
