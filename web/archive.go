@@ -325,4 +325,3 @@ func (ui *Web) restorePets(c *gin.Context) {
 
 // isArchivedErr reports a refusal because the pet is archived.
 func isArchivedErr(err error) bool { return errors.Is(err, models.ErrPetArchived) }
-
