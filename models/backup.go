@@ -566,9 +566,20 @@ func keyValue(v any) any {
 	return v
 }
 
-// keysetAfter is the condition that a row's key is past last, written out
-// (a > ? OR (a = ? AND b > ?)) as both engines use an index for it.
+// keysetAfter is the condition that a row's key is past last, in the form
+// each engine seeks in its index: on SQLite a row value, (a, b) > (?, ?);
+// on MySQL written out, a > ? OR (a = ? AND b > ?), which InnoDB reads as
+// ranges (SQLite reads that form from the first a = ? on, stepping over
+// every row of a common search word the chunks before took).
 func keysetAfter(s *Store, key []string, last []any) (string, []any) {
+	if s.driver == DriverSQLite {
+		cols := make([]string, len(key))
+		marks := make([]string, len(key))
+		for i, k := range key {
+			cols[i], marks[i] = s.quoteIdent(k), "?"
+		}
+		return "(" + strings.Join(cols, ", ") + ") > (" + strings.Join(marks, ", ") + ")", last
+	}
 	var ors []string
 	var args []any
 	for i := range key {
