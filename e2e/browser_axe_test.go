@@ -129,6 +129,26 @@ func (j *journey) checkAxeSizes(what string) {
 	j.do("back to the desktop", chromedp.EmulateViewport(desktopWidth, desktopHeight))
 }
 
+// viewShots saves the first screen of the page as it stands, at 1280x800
+// and a phone's size, light and dark, as name-size-scheme.png.
+func (j *journey) viewShots(name string) {
+	j.t.Helper()
+	for _, size := range []string{"desktop", "phone"} {
+		if size == "phone" {
+			j.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulatePortrait, chromedp.EmulateMobile))
+		} else {
+			j.do("emulate a 1280x800 desktop", chromedp.EmulateViewport(1280, 800))
+		}
+		for _, sc := range []string{"light", "dark"} {
+			j.scheme(sc)
+			j.waitJS("transitions to end", `document.getAnimations().every(a => a.playState !== "running")`)
+			j.viewShot(fmt.Sprintf("%s-%s-%s.png", name, size, sc))
+		}
+	}
+	j.scheme("light")
+	j.do("back to the desktop", chromedp.EmulateViewport(desktopWidth, desktopHeight))
+}
+
 // axeSite fills a site with what every page shows: pets, an archived pet,
 // an API key, a webhook, a viewer, and the audit events they leave.
 type axeSite struct {
@@ -306,6 +326,7 @@ func TestBrowserAxe(t *testing.T) {
 		j.within("click Import", chromedp.Click(chromedp.CSS(`[data-testid="import-confirm"]`)))
 		j.waitJS("the import to end", `document.querySelector('[data-testid="import-summary"]') !== null`)
 		j.checkAxeSizes("an import done")
+		j.viewShots("import-done")
 		j.open("/admin/pets")
 		j.waitJS("the page to load", `document.readyState === "complete"`)
 		j.checkAxe("the pets list after an import")
@@ -335,6 +356,7 @@ func TestBrowserAxe(t *testing.T) {
 		j.waitPath("/admin/account/totp")
 		j.waitJS("the QR code to load", `document.querySelector('[data-testid="totp-qr"]')?.complete ?? false`)
 		j.checkAxeSizes("setting up an authenticator app")
+		j.viewShots("totp-setup")
 		j.fill("main", "Code from the app", "000000")
 		j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
 		j.waitJS("the refusal", `document.querySelector('main [aria-invalid="true"]') !== null`)
@@ -357,6 +379,7 @@ func TestBrowserAxe(t *testing.T) {
 		j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
 		j.waitText(`[data-testid="login-error"]`, "not right")
 		j.checkAxeSizes("the sign-in's second step with an error")
+		j.viewShots("second-step-error")
 	})
 
 	t.Run("viewer, two-step sign-in required", func(t *testing.T) {
