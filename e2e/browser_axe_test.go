@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/runtime"
@@ -114,6 +115,40 @@ func (j *journey) checkAxe(what string) {
 	j.scheme("light")
 }
 
+// checkAxeSizes runs checkAxe on the page as it stands at the desktop's
+// size and then at a phone's, without reloading (the page may be the
+// answer to a form), and fails if the page scrolls sideways on the phone.
+func (j *journey) checkAxeSizes(what string) {
+	j.t.Helper()
+	j.checkAxe(what)
+	j.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulatePortrait, chromedp.EmulateMobile))
+	if sw := evalJS[int](j, `document.documentElement.scrollWidth`); sw > phoneWidth {
+		j.t.Errorf("%s is %d px wide on a %d px phone: it scrolls sideways", what, sw, phoneWidth)
+	}
+	j.checkAxe("on a phone, " + what)
+	j.do("back to the desktop", chromedp.EmulateViewport(desktopWidth, desktopHeight))
+}
+
+// viewShots saves the first screen of the page as it stands, at 1280x800
+// and a phone's size, light and dark, as name-size-scheme.png.
+func (j *journey) viewShots(name string) {
+	j.t.Helper()
+	for _, size := range []string{"desktop", "phone"} {
+		if size == "phone" {
+			j.do("emulate a phone", chromedp.EmulateViewport(phoneWidth, phoneHeight, chromedp.EmulatePortrait, chromedp.EmulateMobile))
+		} else {
+			j.do("emulate a 1280x800 desktop", chromedp.EmulateViewport(1280, 800))
+		}
+		for _, sc := range []string{"light", "dark"} {
+			j.scheme(sc)
+			j.waitJS("transitions to end", `document.getAnimations().every(a => a.playState !== "running")`)
+			j.viewShot(fmt.Sprintf("%s-%s-%s.png", name, size, sc))
+		}
+	}
+	j.scheme("light")
+	j.do("back to the desktop", chromedp.EmulateViewport(desktopWidth, desktopHeight))
+}
+
 // axeSite fills a site with what every page shows: pets, an archived pet,
 // an API key, a webhook, a viewer, and the audit events they leave.
 type axeSite struct {
@@ -175,7 +210,8 @@ func TestBrowserAxe(t *testing.T) {
 		{"/admin/pets", "/admin/pets?q=nothing-matches", "/admin/pets?status=sold", "pet", "/admin/pets/999999999",
 			"/admin/api-keys", "revoke", "/admin/users", "member", "/admin/pets/archive", "archive selected"},
 		{"/admin/sessions", "/admin/audit", "/admin/audit?action=pet.status_changed", "/admin/audit?target=nonsense",
-			"/admin/webhooks", "hook", "hook/rotate", "hook/delete"},
+			"/admin/webhooks", "hook", "hook/rotate", "hook/delete",
+			"/admin/operations", "reset 2fa"},
 	} {
 		t.Run(fmt.Sprintf("admin, part %d", part+1), func(t *testing.T) {
 			t.Parallel()
@@ -190,6 +226,7 @@ func TestBrowserAxe(t *testing.T) {
 				"hook":        hook,
 				"hook/rotate": hook + "/rotate",
 				"hook/delete": hook + "/delete",
+				"reset 2fa":   fmt.Sprintf("/admin/users/%d/reset-2fa", s.viewer.ID),
 				"archive selected": fmt.Sprintf("/admin/pets/bulk-archive?pet=%d:%d&pet=%d:%d&back=/admin/pets",
 					s.pet.ID, s.pet.Version, s.other.ID, s.other.Version),
 			}
@@ -234,11 +271,128 @@ func TestBrowserAxe(t *testing.T) {
 		newAxeSite(j)
 		j.signedIn()
 		// The cards and the compact rows.
-		for _, p := range []string{"/admin/pets", "/admin/api-keys", "/admin/audit", "/admin/sessions", "/admin/users", "/admin/webhooks"} {
+		for _, p := range []string{"/admin/pets", "/admin/api-keys", "/admin/audit", "/admin/sessions", "/admin/users", "/admin/webhooks", "/admin/pets/archive"} {
 			j.open(p)
 			j.onPhone(p)
 			j.checkAxe("on a phone, " + p)
 		}
+	})
+
+	t.Run("admin, undo and import", func(t *testing.T) {
+		t.Parallel()
+		j := newJourney(t, models.DriverSQLite)
+		s := newAxeSite(j)
+		j.signedIn()
+		j.open("/admin/undo")
+		j.waitText("h1", "Your recent changes")
+		j.checkAxeSizes("/admin/undo with no change")
+
+		// A status change from the list: its message offers Undo.
+		j.open("/admin/pets")
+		j.waitJS("the page to load", `document.readyState === "complete"`)
+		row := fmt.Sprintf("tr#pet-%d", s.pet.ID)
+		j.choose(chromedp.CSS(fmt.Sprintf(`select[aria-label="Status of %s"]`, s.pet.Name)), "sold")
+		j.within("click the row's Change", chromedp.Click(chromedp.CSS(row+` button[type="submit"]`)))
+		j.waitText(`[data-testid="flash"]`, s.pet.Name+" is now sold.")
+		j.checkAxeSizes("the pets list offering Undo")
+		j.within("click Undo", chromedp.Click(chromedp.CSS(`[data-testid="undo"]`)))
+		j.waitText(`[data-testid="flash"]`, "Reverted 1 of 1.")
+		j.checkAxeSizes("the pets list after an undo")
+		j.open("/admin/undo")
+		j.within("see the recent changes", chromedp.WaitVisible(chromedp.CSS(`[data-testid="recent-actions"]`)))
+		j.checkAxeSizes("/admin/undo with changes")
+
+		// The import: the form, a refused file, a preview with row
+		// errors, and the import done.
+		dir := t.TempDir()
+		bad, good := filepath.Join(dir, "photo.csv"), filepath.Join(dir, "stock.csv")
+		if err := os.WriteFile(bad, []byte("\x89PNG\r\n\x1a\n\x00\x00\x00"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(good, []byte("name,category_id,status\nMochi,3,pending\nשלום,4,\nNameless,0,lost\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		j.open("/admin/pets/import")
+		j.waitText("h1", "Import pets from a CSV file")
+		j.checkAxeSizes("/admin/pets/import")
+		j.do("choose a binary file", chromedp.SetUploadFiles(chromedp.CSS(`#import-file`), []string{bad}))
+		j.within("click Preview", chromedp.Click(chromedp.CSS(`[data-testid="import-preview-button"]`)))
+		j.within("see the refusal", chromedp.WaitVisible(chromedp.CSS(`[data-testid="import-error"]`)))
+		j.checkAxeSizes("/admin/pets/import refusing a file")
+		j.do("choose a sheet", chromedp.SetUploadFiles(chromedp.CSS(`#import-file`), []string{good}))
+		j.within("click Preview", chromedp.Click(chromedp.CSS(`[data-testid="import-preview-button"]`)))
+		j.within("see the preview", chromedp.WaitVisible(chromedp.CSS(`[data-testid="import-errors"]`)))
+		j.checkAxeSizes("an import's preview with row errors")
+		j.within("click Import", chromedp.Click(chromedp.CSS(`[data-testid="import-confirm"]`)))
+		j.waitJS("the import to end", `document.querySelector('[data-testid="import-summary"]') !== null`)
+		j.checkAxeSizes("an import done")
+		j.viewShots("import-done")
+		j.open("/admin/pets")
+		j.waitJS("the page to load", `document.readyState === "complete"`)
+		j.checkAxe("the pets list after an import")
+	})
+
+	t.Run("admin, account and sign-in steps", func(t *testing.T) {
+		t.Parallel()
+		j, _ := passkeyJourney(t, models.DriverSQLite)
+		j.signedIn()
+		j.open("/admin/account")
+		j.waitText("h1", "Your account")
+		j.checkAxeSizes("/admin/account")
+		j.addPasskey("Front desk laptop")
+		j.checkAxeSizes("/admin/account with a passkey")
+		remove := evalJS[string](j, `document.querySelector('main a[href^="/admin/account/passkeys/"]')?.getAttribute("href") ?? ""`)
+		if remove == "" {
+			t.Fatal("no link removes the passkey")
+		}
+		j.open(remove)
+		j.waitJS("the page to load", `document.readyState === "complete"`)
+		j.checkAxeSizes("removing a passkey")
+
+		// The authenticator app: its QR code, a wrong code, the recovery
+		// codes, and the account with two-step sign-in on.
+		j.open("/admin/account")
+		j.within("click Set up an authenticator app", chromedp.Click(button("//main", "Set up an authenticator app")))
+		j.waitPath("/admin/account/totp")
+		j.waitJS("the QR code to load", `document.querySelector('[data-testid="totp-qr"]')?.complete ?? false`)
+		j.checkAxeSizes("setting up an authenticator app")
+		j.viewShots("totp-setup")
+		j.fill("main", "Code from the app", "000000")
+		j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
+		j.waitJS("the refusal", `document.querySelector('main [aria-invalid="true"]') !== null`)
+		j.checkAxeSizes("setting up an authenticator app, a wrong code")
+		secret := strings.ReplaceAll(j.text(`[data-testid="totp-secret"]`), " ", "")
+		j.fill("main", "Code from the app", models.TOTPCode(secret, time.Now()))
+		j.within("click Turn on", chromedp.Click(button("//main", "Turn on two-step sign-in")))
+		j.waitText("main h1", "Two-step sign-in is on")
+		j.checkAxeSizes("the recovery codes")
+		j.open("/admin/account")
+		j.waitText("h1", "Your account")
+		j.checkAxeSizes("/admin/account with two-step sign-in on")
+
+		// The second step of the sign-in, and its error.
+		j.signOut()
+		j.signIn(staffUser, staffPassword)
+		j.waitPath("/admin/login/code")
+		j.checkAxeSizes("the sign-in's second step")
+		j.fill("main", "Code", "000000")
+		j.within("click Sign in", chromedp.Click(button("//main", "Sign in")))
+		j.waitText(`[data-testid="login-error"]`, "not right")
+		j.checkAxeSizes("the sign-in's second step with an error")
+		j.viewShots("second-step-error")
+	})
+
+	t.Run("viewer, two-step sign-in required", func(t *testing.T) {
+		t.Parallel()
+		j := newJourney(t, models.DriverSQLite)
+		s := newAxeSite(j)
+		if err := j.store.RequireTwoFactor(context.Background(), models.RoleViewer, true, staffUser); err != nil {
+			t.Fatal(err)
+		}
+		j.open("/admin/login")
+		j.signIn(s.viewer.Username, s.viewerP)
+		j.waitPath("/admin/account")
+		j.checkAxeSizes("as a viewer led to set up two-step sign-in")
 	})
 
 	t.Run("viewer", func(t *testing.T) {
@@ -271,6 +425,17 @@ func TestBrowserFitsScreens(t *testing.T) {
 		more = append(more, models.NewPet{Name: fmt.Sprintf("Kitten %d", i+1), CategoryID: 2, Status: models.StatusAvailable})
 	}
 	j.addPets(more...)
+	ctx := context.Background()
+	// A change to undo, and a sheet waiting in its preview with a row's
+	// errors.
+	if _, _, err := j.store.UpdatePetStatusUndoable(ctx, s.other.ID, models.StatusSold, staffUser); err != nil {
+		t.Fatal(err)
+	}
+	imp, _, err := j.store.UploadImport(ctx, "stock.csv", strings.NewReader("name,category_id,status\nMochi,3,pending\nSir Reginald Fluffington the Third of Upper Wallop,2,\nNameless,0,lost\n"), staffUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preview := fmt.Sprintf("/admin/pets/import/%d", imp.ID)
 	j.signedIn()
 	other := j.otherBrowser(firefoxUA)
 	other.signedIn()
@@ -281,6 +446,8 @@ func TestBrowserFitsScreens(t *testing.T) {
 		{pet, "pet"},
 		{"/admin/api-keys", "api-keys"},
 		{"/admin/audit", "audit"},
+		{preview, "import-preview"},
+		{"/admin/pets/archive", "archive"},
 	}
 	for _, size := range []struct {
 		name          string
@@ -326,6 +493,10 @@ func TestBrowserFitsScreens(t *testing.T) {
 			{fmt.Sprintf("/admin/users/%d", s.viewer.ID), `main form button`},
 			{"/admin/audit", `main tbody a, main form button, main form select, main form input`},
 			{"/admin/webhooks", `main tbody a, main tbody button`},
+			{"/admin/pets/archive", `main tbody a, main tbody button, main tbody input, main form button`},
+			{"/admin/account", `main button, main input`},
+			{"/admin/pets/import", `main form button, main form input`},
+			{preview, `main form button`},
 		} {
 			j.open(p.path)
 			j.waitJS("the page to load", `document.readyState === "complete"`)
