@@ -32,7 +32,7 @@ func TestUndoArchive(t *testing.T) {
 		done := b.post(petPage(rex.ID)+"/archive", url.Values{"csrf_token": {tok}, "version": {strconv.FormatInt(rex.Version, 10)}, "confirm": {"yes"}})
 		wantStatus(t, done, http.StatusSeeOther)
 		list := b.get(done.Header.Get("Location"))
-		if list.Doc.Find("#pet-" + strconv.FormatInt(rex.ID, 10)).Length() != 0 {
+		if list.Doc.Find("#pet-"+strconv.FormatInt(rex.ID, 10)).Length() != 0 {
 			t.Fatal("the archived pet is still in the list")
 		}
 		action, back := undoFormOf(t, list)
@@ -124,6 +124,37 @@ func TestUndoImport(t *testing.T) {
 		for _, p := range []models.Pet{pets[0], pets[2]} {
 			if !inArchive(t, e, p.ID) {
 				t.Errorf("%s was not archived", p.Name)
+			}
+		}
+	})
+}
+
+// The end page of a bulk archive of every match offers Undo, which
+// restores them.
+func TestUndoBulkArchiveJob(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, e *env) {
+		gone := e.addPets(t, 4, models.StatusSold, "Gone")
+		b, tok := e.signedIn()
+		confirm := b.get("/admin/pets/bulk?set=archive&status=sold")
+		start := url.Values{"csrf_token": {tok}, "filter": {value(confirm, `input[name="filter"]`)}, "set": {value(confirm, `input[name="set"]`)},
+			"total": {value(confirm, `input[name="total"]`)}, "confirm": {"yes"}}
+		res := b.post("/admin/pets/bulk", start)
+		wantStatus(t, res, http.StatusSeeOther)
+		e.store.WaitBulkJobs()
+		job := b.get(res.Header.Get("Location"))
+		action, back := undoFormOf(t, job)
+		if label := job.Doc.Find(`[data-testid="undo"]`).AttrOr("aria-label", ""); label != "Undo: Archived 4 pets of status sold" {
+			t.Errorf("the Undo is labelled %q", label)
+		}
+		res = b.post(action, url.Values{"csrf_token": {tok}, "back": {back}})
+		wantStatus(t, res, http.StatusSeeOther)
+		if got := text(b.get(res.Header.Get("Location")), `[data-testid="flash"]`); !strings.HasPrefix(got, "Restored 4 of 4 archived pets.") {
+			t.Errorf("the answer says %q", got)
+		}
+		for _, p := range gone {
+			if inArchive(t, e, p.ID) || e.stored(t, p.ID).Status != models.StatusSold {
+				t.Errorf("%s is not back", p.Name)
 			}
 		}
 	})
