@@ -864,10 +864,12 @@ func (s *Store) importChunk(ctx context.Context, imp *Import, pets []NewPet) err
 	if err := s.writeImpliedBulk(exec, &rows, ids); err != nil {
 		return err
 	}
-	// Only the import's sink records undo items: the API's creates and
-	// seeds carry no action.
-	if err := writeUndoItems(ctx, tx, rows.undo, ids); err != nil {
-		return err
+	// Only the import's sink records undo items (the API's creates and
+	// seeds carry no action), seedRows a statement as the pets go in.
+	for u, per := rows.undo, seedRows(s.driver); len(u) > 0; u = u[min(per, len(u)):] {
+		if err := writeUndoItems(ctx, tx, u[:min(per, len(u))], ids); err != nil {
+			return err
+		}
 	}
 	lastEvent, err := s.writeEvents(ctx, tx, exec, rows.events, ids)
 	if err != nil {
