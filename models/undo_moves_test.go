@@ -200,3 +200,57 @@ func TestUndoImport(t *testing.T) {
 		}
 	})
 }
+
+// An import that fails part way is undoable as far as it got; imported
+// again, it goes on under the same action, which then covers every pet,
+// and its undo archives them all. Not parallel: the chunk hook is
+// global.
+func TestUndoImportFailedAndResumed(t *testing.T) {
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		var allow func()
+		undoHook := models.SetImportChunkHook(func(imp models.Import) error {
+			if imp.Done == models.ImportChunk && allow == nil {
+				allow = modelstest.RefuseInserts(t, s, modelstest.Pets)
+			}
+			return nil
+		})
+		n := 2*models.ImportChunk + 100
+		imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Again", n, 0)), "ana")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.StartImport(ctx, imp.ID, "ana"); err != nil {
+			t.Fatal(err)
+		}
+		failed := waitImport(t, s, imp.ID)
+		undoHook()
+		if allow == nil || failed.State != models.ImportFailed || failed.Done != models.ImportChunk || failed.UndoID == nil {
+			t.Fatalf("import = %+v; want failed after one chunk, with its action", failed)
+		}
+		allow()
+		act, err := s.GetUndoAction(ctx, *failed.UndoID, "ana")
+		if err != nil || act.Total != models.ImportChunk || !act.Undoable(time.Now(), undoWindow) {
+			t.Fatalf("the failed import's action = %+v, %v; want %d pets, undoable", act, err, models.ImportChunk)
+		}
+
+		if _, err := s.StartImport(ctx, imp.ID, "ana"); err != nil {
+			t.Fatal(err)
+		}
+		done := waitImport(t, s, imp.ID)
+		if done.State != models.ImportDone || done.Done != n || done.UndoID == nil || *done.UndoID != act.ID {
+			t.Fatalf("import = %+v; want done under action %d", done, act.ID)
+		}
+		if act, err = s.GetUndoAction(ctx, act.ID, "ana"); err != nil || act.Total != n || act.CompletedAt == nil {
+			t.Fatalf("action = %+v, %v; want %d pets", act, err, n)
+		}
+		mustUndo(t, s, act.ID, "ana")
+		s.WaitUndos()
+		if c := modelstest.CountRows(t, s, modelstest.Pets); c != 0 {
+			t.Errorf("%d pets left after the undo; want none", c)
+		}
+		if a, err := s.CountArchivedPets(ctx); err != nil || a != int64(n) {
+			t.Errorf("archive holds %d, %v; want %d", a, err, n)
+		}
+	})
+}
