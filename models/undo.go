@@ -595,7 +595,7 @@ func (s *Store) revertChanges(tx *gorm.DB, undo *UndoAction, orig UndoAction, it
 
 // revertFields are the changes that put back the fields of the pets of
 // items as part of undo, and the pets skipped: gone, or changed since
-// (their version is not the one the action left). The writes check the
+// (their version is not the one the action left, or archived since). The writes check the
 // versions again.
 func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([]PetChange, []SkippedPet, error) {
 	ids := make([]int64, len(items))
@@ -606,6 +606,14 @@ func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([
 	if err := tx.Where("id IN ?", ids).Find(&pets).Error; err != nil {
 		return nil, nil, err
 	}
+	// A pet not in the list may have been archived since: that is a
+	// change of someone's, named as such, not a pet that is gone.
+	var archived []int64
+	if len(pets) < len(ids) {
+		if err := tx.Table("archived_pets").Where("id IN ?", ids).Pluck("id", &archived).Error; err != nil {
+			return nil, nil, err
+		}
+	}
 	var (
 		changes []PetChange
 		skipped []SkippedPet
@@ -613,6 +621,8 @@ func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([
 	for _, it := range items {
 		i := slices.IndexFunc(pets, func(p Pet) bool { return p.ID == it.PetID })
 		switch {
+		case i < 0 && slices.Contains(archived, it.PetID):
+			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name})
 		case i < 0:
 			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name, Gone: true})
 		case pets[i].Version != it.VersionAfter:

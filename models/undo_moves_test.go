@@ -254,3 +254,28 @@ func TestUndoImportFailedAndResumed(t *testing.T) {
 		}
 	})
 }
+
+// A status change whose pet someone archived since is skipped as their
+// change, naming them, not as a pet that no longer exists.
+func TestUndoSkipsPetArchivedSince(t *testing.T) {
+	t.Parallel()
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		rex := newPet(t, s, "Rex", models.StatusAvailable)
+		_, id, err := s.UpdatePetStatusUndoable(ctx, rex.ID, models.StatusSold, "ana")
+		if err != nil || id == 0 {
+			t.Fatalf("UpdatePetStatusUndoable = %d, %v", id, err)
+		}
+		if res, err := s.ArchivePets(ctx, []models.PetVersion{{ID: rex.ID}}, "bob"); err != nil || len(res.Moved) != 1 {
+			t.Fatalf("ArchivePets = %+v, %v", res, err)
+		}
+		u := mustUndo(t, s, id, "ana")
+		skipped := u.SkippedList()
+		if u.Reverted != 0 || len(skipped) != 1 || skipped[0].Gone || skipped[0].By != "bob" {
+			t.Errorf("undo = %+v, skipped %+v; want Rex skipped as archived by bob", u, skipped)
+		}
+		if a, err := s.GetArchivedPet(ctx, rex.ID); err != nil || a.Status != models.StatusSold {
+			t.Errorf("archived Rex = %+v, %v; want him left archived, sold", a, err)
+		}
+	})
+}
