@@ -191,7 +191,8 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 			}
 			slices.Sort(res.Already)
 		}
-		act, err := s.undoActionWith(tx, undo, actor, changes, func(cs []PetChange) string { return moveSummary(cs, kind) })
+		summary := func(cs []PetChange) string { return moveSummary(cs, kind) }
+		act, err := s.undoActionWith(tx, undo, actor, changes, summary)
 		if err != nil {
 			return err
 		}
@@ -199,7 +200,7 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 			return err
 		}
 		res.Moved = written.pets
-		if res.UndoID, err = s.settleUndoActionWith(tx, undo, act, written.pets, func(cs []PetChange) string { return moveSummary(cs, kind) }); err != nil {
+		if res.UndoID, err = s.settleUndoActionWith(tx, undo, act, written.pets, summary); err != nil {
 			return err
 		}
 		for _, ch := range changes {
@@ -222,7 +223,7 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 }
 
 // moveSummary says what an archive or a restore of changes did, as its
-// action's summary: "Archived Rex", or "Restored 20 pets".
+// action's summary: "Archived Rex (#12)", or "Restored 20 pets".
 func moveSummary(changes []PetChange, kind ChangeKind) string {
 	verb := "Archived"
 	if kind == ChangeRestore {

@@ -37,7 +37,10 @@ import (
 // committed chunk, by whoever looks at the import next or uploads the
 // same rows again: each row is written once. An import is audited once,
 // when it ends, with its count. The ids it gave are kept (import_pets) as
-// runs of consecutive ids, so that it can be found as one action.
+// runs of consecutive ids. It is one undoable action (undo.go), which its
+// row names (undo_id) so that whichever runner writes a chunk records the
+// chunk's pets under it; its end completes it, and its undo archives the
+// pets nobody changed since.
 
 // Limits of an import.
 const (
