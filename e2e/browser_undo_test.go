@@ -69,3 +69,43 @@ func TestBrowserUndoKeyboard(t *testing.T) {
 		t.Errorf("%d Undo forms after the undo, want the undo's own", n)
 	}
 }
+
+// An archive from a pet's page offers Undo in the list's message; the
+// keyboard reaches it, and Enter puts the pet back in the list in place,
+// with its id.
+func TestBrowserUndoArchiveKeyboard(t *testing.T) {
+	t.Parallel()
+	j := newJourney(t, models.DriverSQLite)
+	pets := j.addPets(
+		models.NewPet{Name: "Rex", CategoryID: 1, Status: models.StatusAvailable},
+		models.NewPet{Name: "Polly", CategoryID: 3, Status: models.StatusPending},
+	)
+	rex := pets[0]
+	j.signedIn()
+	j.waitPetNames("Polly", "Rex")
+
+	path := fmt.Sprintf("/admin/pets/%d", rex.ID)
+	j.open(path)
+	j.waitText("h1", "Rex")
+	j.tabTo(`[data-testid="archive-pet"]`, 60)
+	j.press("Enter on Archive…", kb.Enter)
+	j.waitText("h1", "Archive Rex?")
+	j.tabTo(`[data-testid="confirm-button"]`, 60)
+	j.press("Enter on the confirmation", kb.Enter)
+	j.waitPath("/admin/pets")
+	j.waitPetNames("Polly")
+	j.markPage()
+
+	j.tabTo(`[data-testid="undo"]`, 60)
+	j.press("Enter on Undo", kb.Enter)
+	j.waitText(`[data-testid="flash"]`, "Restored 1 of 1 archived pet.")
+	j.waitPetNames("Polly", "Rex")
+	j.wantNoReload("undoing an archive")
+	j.screenshot("undo-archive")
+	if n := evalJS[int](j, fmt.Sprintf(`document.querySelectorAll('#pet-%d').length`, rex.ID)); n != 1 {
+		t.Errorf("the row of pet %d is shown %d times, want once", rex.ID, n)
+	}
+	if _, err := j.store.GetArchivedPet(context.Background(), rex.ID); models.ErrorCode(err) != models.CodeNotFound {
+		t.Errorf("Rex is still in the archive: %v", err)
+	}
+}

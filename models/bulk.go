@@ -154,7 +154,8 @@ func (s *Store) StartBulkStatus(ctx context.Context, filter url.Values, zone *ti
 
 // StartBulkArchive starts archiving every pet matching filter in the
 // background, as StartBulkStatus starts a status change: each chunk
-// through ArchivePets over the versions just read.
+// through ArchivePets over the versions just read, recorded as one
+// undoable action (its undo restores them).
 func (s *Store) StartBulkArchive(ctx context.Context, filter url.Values, zone *time.Location, total int, actor string) (BulkJob, error) {
 	return s.startBulk(ctx, BulkKindArchive, filter, zone, "", total, actor)
 }
@@ -186,12 +187,10 @@ func (s *Store) startBulk(ctx context.Context, kind string, filter url.Values, z
 			"Another bulk change is running (%s is %s): wait for it to finish, then try again. Nothing was changed.",
 			running.Actor, running.Doing())}
 	}
-	var undo *UndoAction
-	if kind != BulkKindArchive { // an archive's undo is its restore, from the archive
-		if undo, err = s.startBulkUndo(ctx, job); err != nil {
-			s.endBulkJob(context.WithoutCancel(ctx), job, "The change could not be recorded for undo; nothing was changed.")
-			return BulkJob{}, err
-		}
+	undo, err := s.startBulkUndo(ctx, job)
+	if err != nil {
+		s.endBulkJob(context.WithoutCancel(ctx), job, "The change could not be recorded for undo; nothing was changed.")
+		return BulkJob{}, err
 	}
 	if !s.bulk.bg.Start(func(bctx context.Context) { s.runBulkStatus(bctx, job, l, undo) }) {
 		s.endBulkJob(context.Background(), job, "The server was stopping; nothing was changed.")
@@ -269,7 +268,7 @@ func (s *Store) runBulkStatus(ctx context.Context, job BulkJob, l PetListing, un
 		}
 		slices.SortFunc(sc.Pets, func(a, b PetVersion) int { return cmpInt64(a.ID, b.ID) })
 		if job.Kind == BulkKindArchive {
-			res, err := s.ArchivePets(ctx, sc.Pets, job.Actor)
+			res, err := s.movePets(ctx, sc.Pets, job.Actor, ChangeArchive, undo)
 			if err != nil {
 				return err
 			}

@@ -75,6 +75,9 @@ type ArchiveResult struct {
 	// Missing are the ids of pets found in neither place (never existed,
 	// or purged).
 	Missing []int64
+	// UndoID is the member's action that undoes the move (undo.go): 0
+	// when none was recorded or nothing moved.
+	UndoID int64
 }
 
 // ArchivePets moves the pets named into the archive, by actor, in one
@@ -83,19 +86,34 @@ type ArchiveResult struct {
 // audit event and a pet.archived event, leaves the status counts and the
 // name search, and keeps its id. The result says what happened to each.
 func (s *Store) ArchivePets(ctx context.Context, pets []PetVersion, actor string) (ArchiveResult, error) {
-	return s.movePets(ctx, pets, actor, ChangeArchive)
+	return s.movePets(ctx, pets, actor, ChangeArchive, nil)
+}
+
+// ArchivePetsUndoable is ArchivePets made by a member in the console: the
+// archive is recorded as one action they may undo (undo.go), whose id the
+// result holds.
+func (s *Store) ArchivePetsUndoable(ctx context.Context, pets []PetVersion, actor string) (ArchiveResult, error) {
+	return s.movePets(ctx, pets, actor, ChangeArchive, &UndoAction{Kind: UndoArchive})
 }
 
 // RestorePets moves the archived pets named back into the list with their
 // ids, by actor, as ArchivePets moves them out: each only from the version
 // given (0: any), each with its audit event and a pet.restored event.
 func (s *Store) RestorePets(ctx context.Context, pets []PetVersion, actor string) (ArchiveResult, error) {
-	return s.movePets(ctx, pets, actor, ChangeRestore)
+	return s.movePets(ctx, pets, actor, ChangeRestore, nil)
+}
+
+// RestorePetsUndoable is RestorePets made by a member in the console,
+// recorded as one action they may undo, whose id the result holds.
+func (s *Store) RestorePetsUndoable(ctx context.Context, pets []PetVersion, actor string) (ArchiveResult, error) {
+	return s.movePets(ctx, pets, actor, ChangeRestore, &UndoAction{Kind: UndoRestore})
 }
 
 // movePets is ArchivePets (kind ChangeArchive) and RestorePets
-// (ChangeRestore).
-func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, kind ChangeKind) (ArchiveResult, error) {
+// (ChangeRestore). With undo the moves are recorded for undo: under that
+// action when it has an id (a bulk job's, one chunk after another), else
+// under a new action of undo's kind.
+func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, kind ChangeKind, undo *UndoAction) (ArchiveResult, error) {
 	pvs = slices.Clone(pvs)
 	slices.SortFunc(pvs, func(a, b PetVersion) int { return cmpInt64(a.ID, b.ID) })
 	pvs = slices.CompactFunc(pvs, func(a, b PetVersion) bool { return a.ID == b.ID })
@@ -173,11 +191,18 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 			}
 			slices.Sort(res.Already)
 		}
-		var err error
+		summary := func(cs []PetChange) string { return moveSummary(cs, kind) }
+		act, err := s.undoActionWith(tx, undo, actor, changes, summary)
+		if err != nil {
+			return err
+		}
 		if written, err = s.writeMoves(tx, changes, now); err != nil {
 			return err
 		}
 		res.Moved = written.pets
+		if res.UndoID, err = s.settleUndoActionWith(tx, undo, act, written.pets, summary); err != nil {
+			return err
+		}
 		for _, ch := range changes {
 			if !slices.ContainsFunc(written.pets, func(p Pet) bool { return p.ID == ch.Before.ID }) {
 				res.Stale = append(res.Stale, *ch.Before)
@@ -195,6 +220,19 @@ func (s *Store) movePets(ctx context.Context, pvs []PetVersion, actor string, ki
 	}
 	s.committed(written)
 	return res, nil
+}
+
+// moveSummary says what an archive or a restore of changes did, as its
+// action's summary: "Archived Rex (#12)", or "Restored 20 pets".
+func moveSummary(changes []PetChange, kind ChangeKind) string {
+	verb := "Archived"
+	if kind == ChangeRestore {
+		verb = "Restored"
+	}
+	if len(changes) == 1 {
+		return fmt.Sprintf("%s %s (#%d)", verb, changes[0].After.Name, changes[0].After.ID)
+	}
+	return fmt.Sprintf("%s %d pets", verb, len(changes))
 }
 
 // writeMoves moves each pet of changes (all archives or all restores)

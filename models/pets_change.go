@@ -30,8 +30,9 @@ import (
 //
 // A new derived row is added in impliedRows and written by each of those
 // four sinks; no writer derives anything itself. Undo items (undo.go) are
-// derived only for changes that carry a member's action, which only the
-// update sink writes today: API creates and seeds carry none.
+// derived only for changes that carry a member's action, which the
+// transaction sink (edits, status changes, archives, restores) and the
+// import's chunks write: API creates and seeds carry none.
 
 // ChangeKind is what a PetChange does, which decides its audit event.
 type ChangeKind int

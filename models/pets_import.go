@@ -37,7 +37,10 @@ import (
 // committed chunk, by whoever looks at the import next or uploads the
 // same rows again: each row is written once. An import is audited once,
 // when it ends, with its count. The ids it gave are kept (import_pets) as
-// runs of consecutive ids, so that it can be found as one action.
+// runs of consecutive ids. It is one undoable action (undo.go), which its
+// row names (undo_id) so that whichever runner writes a chunk records the
+// chunk's pets under it; its end completes it, and its undo archives the
+// pets nobody changed since.
 
 // Limits of an import.
 const (
@@ -105,6 +108,9 @@ type Import struct {
 	UpdatedAt  time.Time
 	StartedAt  *time.Time
 	FinishedAt *time.Time
+	// UndoID is the member's undoable action the import's pets are
+	// recorded under (undo.go): complete once the import has ended.
+	UndoID *int64
 }
 
 // importFile is an import's file, gzip'd.
@@ -584,8 +590,10 @@ func (s *Store) StartImport(ctx context.Context, id int64, actor string) (Import
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec("UPDATE imports SET state = ?, actor = ?, lease_owner = ?, lease_until = ?, error = '', started_at = ?, updated_at = ?"+
 			" WHERE id = ? AND state IN (?, ?)", string(ImportRunning), actor, owner, until, now, now, id, string(ImportPreview), string(ImportFailed))
-		started = res.RowsAffected == 1
-		return res.Error
+		if started = res.RowsAffected == 1; !started || res.Error != nil {
+			return res.Error
+		}
+		return s.startImportUndo(tx, id, actor)
 	})
 	if err != nil {
 		return Import{}, s.dbErr("start import", err)
@@ -601,6 +609,64 @@ func (s *Store) StartImport(ctx context.Context, id int64, actor string) (Import
 		s.runImportInBackground(imp)
 	}
 	return imp, nil
+}
+
+// startImportUndo records, within tx, the undoable action import id's pets
+// go under, not complete until the import ends (endImport). An import
+// that starts again after failing goes on under its action, reopened,
+// unless that was undone or purged meanwhile: its rest is then a new
+// action.
+func (s *Store) startImportUndo(tx *gorm.DB, id int64, actor string) error {
+	var imp Import
+	if err := tx.Where("id = ?", id).Take(&imp).Error; err != nil {
+		return err
+	}
+	if imp.UndoID != nil {
+		res := tx.Exec("UPDATE undo_actions SET completed_at = NULL, summary = ? WHERE id = ? AND undone_at IS NULL AND actor = ?",
+			importUndoSummary(imp, 0), *imp.UndoID, actor)
+		if res.Error != nil || res.RowsAffected == 1 {
+			return res.Error
+		}
+	}
+	act, err := s.newUndoAction(tx, UndoImport, actor, importUndoSummary(imp, 0), false, 0)
+	if err != nil {
+		return err
+	}
+	return tx.Exec("UPDATE imports SET undo_id = ? WHERE id = ?", act.ID, id).Error
+}
+
+// importUndoSummary says what an import did, as its action's summary:
+// "Importing stock.csv" while it runs, "Imported 950 pets from stock.csv"
+// once n were written.
+func importUndoSummary(imp Import, n int) string {
+	if imp.State == ImportRunning || imp.State == ImportPreview {
+		return "Importing " + imp.FileName
+	}
+	return fmt.Sprintf("Imported %s from %s", plural(n, "pet", "pets"), imp.FileName)
+}
+
+// completeImportUndo marks the action of import imp, ended within tx,
+// complete: its window starts, with the count of pets recorded under it.
+func (s *Store) completeImportUndo(tx *gorm.DB, imp Import, now time.Time) error {
+	if imp.UndoID == nil {
+		return nil
+	}
+	var n int64
+	if err := tx.Raw("SELECT COUNT(*) FROM undo_items WHERE action_id = ?", *imp.UndoID).Scan(&n).Error; err != nil {
+		return err
+	}
+	return tx.Exec("UPDATE undo_actions SET completed_at = ?, total = ?, summary = ? WHERE id = ? AND completed_at IS NULL",
+		now, n, truncate(importUndoSummary(imp, int(n)), 500), *imp.UndoID).Error
+}
+
+// ImportUndoID returns the undoable action of import id, 0 if it has
+// none.
+func (s *Store) ImportUndoID(ctx context.Context, id int64) (int64, error) {
+	imp, err := s.GetImport(ctx, id)
+	if err != nil || imp.UndoID == nil {
+		return 0, err
+	}
+	return *imp.UndoID, nil
 }
 
 // CancelImport forgets an import waiting in preview and its file: nothing
@@ -779,9 +845,14 @@ func (s *Store) importChunk(ctx context.Context, imp *Import, pets []NewPet) err
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errImportLeaseLost
 	}
+	var undo *UndoAction
+	if imp.UndoID != nil {
+		undo = &UndoAction{ID: *imp.UndoID}
+	}
 	changes := make([]PetChange, len(pets))
 	for i, p := range pets {
 		changes[i] = newPetChange(ChangeImport, p, now, imp.Actor)
+		changes[i].Undo = undo
 	}
 	ids, err := s.insertImportPets(ctx, tx, exec, changes)
 	if err != nil {
@@ -795,6 +866,13 @@ func (s *Store) importChunk(ctx context.Context, imp *Import, pets []NewPet) err
 	}
 	if err := s.writeImpliedBulk(exec, &rows, ids); err != nil {
 		return err
+	}
+	// Only the import's sink records undo items (the API's creates and
+	// seeds carry no action), seedRows a statement as the pets go in.
+	for u, per := rows.undo, seedRows(s.driver); len(u) > 0; u = u[min(per, len(u)):] {
+		if err := writeUndoItems(ctx, tx, u[:min(per, len(u))], ids); err != nil {
+			return err
+		}
 	}
 	lastEvent, err := s.writeEvents(ctx, tx, exec, rows.events, ids)
 	if err != nil {
@@ -888,6 +966,11 @@ func (s *Store) endImport(ctx context.Context, imp Import, why string) error {
 		ev := AuditEvent{At: now, Actor: ended.Actor, ActorKind: ActorKindOf(ended.Actor), Action: ActionPetsImported, TargetType: TargetPet,
 			Detail: truncate(importDetail(ended, span.First, span.Last), 500)}
 		if err := tx.Create(&ev).Error; err != nil {
+			return err
+		}
+		// A failed import's pets may be undone too; starting it again
+		// reopens the action.
+		if err := s.completeImportUndo(tx, ended, now); err != nil {
 			return err
 		}
 		if state != ImportDone {

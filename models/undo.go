@@ -64,6 +64,15 @@ const (
 	UndoBulkJob UndoKind = "bulk_job"
 	// UndoUndo is an undo: its items are the values it replaced.
 	UndoUndo UndoKind = "undo"
+	// UndoArchive is an archive of pets (one, a selection, or every match
+	// of a bulk job): its undo restores them.
+	UndoArchive UndoKind = "archive"
+	// UndoRestore is a restore from the archive, or the undo of an archive
+	// or of an import: its undo archives the pets again.
+	UndoRestore UndoKind = "restore"
+	// UndoImport is a CSV import (pets_import.go): its undo archives the
+	// pets it added.
+	UndoImport UndoKind = "import"
 )
 
 // The states of an undo that runs in the background; "" for every other
@@ -232,17 +241,23 @@ func (s *Store) newUndoAction(tx *gorm.DB, kind UndoKind, actor, summary string,
 }
 
 // undoActionOf is the action status changes are recorded under within tx
-// (changeStatus): none without undo, undo itself when it is recorded
-// already (a bulk job's), else a new action of undo's kind. It marks the
-// changes with it.
+// (changeStatus), as undoActionWith, summed up as a change to st.
 func (s *Store) undoActionOf(tx *gorm.DB, undo *UndoAction, actor string, changes []PetChange, st Status) (*UndoAction, error) {
+	return s.undoActionWith(tx, undo, actor, changes, func(cs []PetChange) string { return statusSummary(cs, st) })
+}
+
+// undoActionWith is the action changes are recorded under within tx: none
+// without undo, undo itself when it is recorded already (a bulk job's),
+// else a new action of undo's kind, summed up by summary. It marks the
+// changes with it.
+func (s *Store) undoActionWith(tx *gorm.DB, undo *UndoAction, actor string, changes []PetChange, summary func([]PetChange) string) (*UndoAction, error) {
 	if undo == nil || len(changes) == 0 {
 		return nil, nil
 	}
 	act := undo
 	if undo.ID == 0 {
 		var err error
-		if act, err = s.newUndoAction(tx, undo.Kind, actor, statusSummary(changes, st), true, len(changes)); err != nil {
+		if act, err = s.newUndoAction(tx, undo.Kind, actor, summary(changes), true, len(changes)); err != nil {
 			return nil, err
 		}
 	}
@@ -252,10 +267,15 @@ func (s *Store) undoActionOf(tx *gorm.DB, undo *UndoAction, actor string, change
 	return act, nil
 }
 
-// settleUndoAction fits a new action of status changes to the pets
-// written: none, and there is nothing to undo; fewer than planned, and its
-// summary and count say so. It returns the action's id.
+// settleUndoAction is settleUndoActionWith for a status change to st.
 func (s *Store) settleUndoAction(tx *gorm.DB, undo, act *UndoAction, written []Pet, st Status) (int64, error) {
+	return s.settleUndoActionWith(tx, undo, act, written, func(cs []PetChange) string { return statusSummary(cs, st) })
+}
+
+// settleUndoActionWith fits a new action to the pets written: none, and
+// there is nothing to undo; fewer than planned, and its summary and count
+// say so. It returns the action's id.
+func (s *Store) settleUndoActionWith(tx *gorm.DB, undo, act *UndoAction, written []Pet, summary func([]PetChange) string) (int64, error) {
 	switch {
 	case act == nil:
 		return 0, nil
@@ -268,8 +288,7 @@ func (s *Store) settleUndoAction(tx *gorm.DB, undo, act *UndoAction, written []P
 		for _, p := range written {
 			kept = append(kept, PetChange{Before: &Pet{Name: p.Name}, After: p})
 		}
-		summary := truncate(statusSummary(kept, st), 500)
-		return act.ID, tx.Exec("UPDATE undo_actions SET summary = ?, total = ? WHERE id = ?", summary, len(written), act.ID).Error
+		return act.ID, tx.Exec("UPDATE undo_actions SET summary = ?, total = ? WHERE id = ?", truncate(summary(kept), 500), len(written), act.ID).Error
 	}
 	return act.ID, nil
 }
@@ -288,12 +307,17 @@ func statusSummary(changes []PetChange, st Status) string {
 }
 
 // startBulkUndo records the undoable action of bulk job job, not complete
-// until the job ends (completeBulkUndo).
+// until the job ends (completeBulkUndo): a status change (UndoBulkJob) or
+// an archive (UndoArchive).
 func (s *Store) startBulkUndo(ctx context.Context, job BulkJob) (*UndoAction, error) {
+	kind := UndoBulkJob
+	if job.Kind == BulkKindArchive {
+		kind = UndoArchive
+	}
 	var act *UndoAction
 	err := s.transaction(ctx, func(tx *gorm.DB) error {
 		var err error
-		act, err = s.newUndoAction(tx, UndoBulkJob, job.Actor, bulkUndoSummary(job), false, 0)
+		act, err = s.newUndoAction(tx, kind, job.Actor, bulkUndoSummary(job), false, 0)
 		if err != nil {
 			return err
 		}
@@ -321,7 +345,12 @@ func bulkUndoSummary(job BulkJob) string {
 	if err == nil {
 		filter = FilterWords(params)
 	}
-	if job.State == BulkRunning {
+	switch {
+	case job.Kind == BulkKindArchive && job.State == BulkRunning:
+		return "Archiving every pet of " + filter
+	case job.Kind == BulkKindArchive:
+		return fmt.Sprintf("Archived %s of %s", plural(job.Changed, "pet", "pets"), filter)
+	case job.State == BulkRunning:
 		return fmt.Sprintf("Setting every pet of %s to %s", filter, job.TargetStatus)
 	}
 	return fmt.Sprintf("Changed %s of %s to %s", plural(job.Changed, "pet", "pets"), filter, job.TargetStatus)
@@ -342,9 +371,14 @@ func (s *Store) BulkJobUndoID(ctx context.Context, id int64) (int64, error) {
 
 // undoKindOf is what an undo of an action of kind k is recorded as: the
 // kind whose undo puts back what the undo replaced. Every kind that
-// changes pets' fields is undone by setting fields.
+// changes pets' fields is undone by setting fields; a move between the
+// list and the archive by the opposite move.
 func undoKindOf(k UndoKind) UndoKind {
 	switch k {
+	case UndoArchive:
+		return UndoRestore // it restored them
+	case UndoRestore, UndoImport:
+		return UndoArchive // it archived them
 	default:
 		return UndoUndo
 	}
@@ -411,7 +445,10 @@ func (s *Store) Undo(ctx context.Context, id int64, actor string, window time.Du
 			return err
 		}
 		now := s.now()
-		res := tx.Exec("UPDATE undo_actions SET undone_at = ?, undone_by = ? WHERE id = ? AND undone_at IS NULL", now, actor, id)
+		// Only a complete action: an import that starts again after
+		// failing reopens its action (pets_import.go), and of that and an
+		// undo one matches.
+		res := tx.Exec("UPDATE undo_actions SET undone_at = ?, undone_by = ? WHERE id = ? AND undone_at IS NULL AND completed_at IS NOT NULL", now, actor, id)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -522,7 +559,7 @@ func (s *Store) undoChunk(tx *gorm.DB, undo *UndoAction, orig UndoAction, after 
 	if err != nil {
 		return updatesWritten{}, 0, err
 	}
-	written, err := s.writeUpdates(tx, changes)
+	written, err := s.writeReverts(tx, changes)
 	if err != nil {
 		return updatesWritten{}, 0, err
 	}
@@ -543,9 +580,14 @@ func (s *Store) undoChunk(tx *gorm.DB, undo *UndoAction, orig UndoAction, after 
 
 // revertChanges are the changes that put back the pets of items, which
 // orig wrote, as part of undo, and the pets skipped. How depends on what
-// orig did; every kind so far changed pets' fields.
+// orig did: an archive is undone by restoring, a restore and an import by
+// archiving, anything else by setting the fields back.
 func (s *Store) revertChanges(tx *gorm.DB, undo *UndoAction, orig UndoAction, items []undoItem) ([]PetChange, []SkippedPet, error) {
 	switch orig.Kind {
+	case UndoArchive:
+		return s.revertMoves(tx, undo, items, ChangeRestore)
+	case UndoRestore, UndoImport:
+		return s.revertMoves(tx, undo, items, ChangeArchive)
 	default:
 		return s.revertFields(tx, undo, items)
 	}
@@ -553,7 +595,7 @@ func (s *Store) revertChanges(tx *gorm.DB, undo *UndoAction, orig UndoAction, it
 
 // revertFields are the changes that put back the fields of the pets of
 // items as part of undo, and the pets skipped: gone, or changed since
-// (their version is not the one the action left). The writes check the
+// (their version is not the one the action left, or archived since). The writes check the
 // versions again.
 func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([]PetChange, []SkippedPet, error) {
 	ids := make([]int64, len(items))
@@ -564,6 +606,14 @@ func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([
 	if err := tx.Where("id IN ?", ids).Find(&pets).Error; err != nil {
 		return nil, nil, err
 	}
+	// A pet not in the list may have been archived since: that is a
+	// change of someone's, named as such, not a pet that is gone.
+	var archived []int64
+	if len(pets) < len(ids) {
+		if err := tx.Table("archived_pets").Where("id IN ?", ids).Pluck("id", &archived).Error; err != nil {
+			return nil, nil, err
+		}
+	}
 	var (
 		changes []PetChange
 		skipped []SkippedPet
@@ -571,6 +621,8 @@ func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([
 	for _, it := range items {
 		i := slices.IndexFunc(pets, func(p Pet) bool { return p.ID == it.PetID })
 		switch {
+		case i < 0 && slices.Contains(archived, it.PetID):
+			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name})
 		case i < 0:
 			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name, Gone: true})
 		case pets[i].Version != it.VersionAfter:
@@ -585,6 +637,63 @@ func (s *Store) revertFields(tx *gorm.DB, undo *UndoAction, items []undoItem) ([
 		}
 	}
 	return changes, skipped, nil
+}
+
+// revertMoves are the moves (kind: ChangeArchive or ChangeRestore) that
+// put the pets of items back where they were before the action, as part
+// of undo, and the pets skipped: changed since (their version is not the
+// one the action left), moved back by someone since, or gone (purged).
+// The moves check the versions again (writeMoves).
+func (s *Store) revertMoves(tx *gorm.DB, undo *UndoAction, items []undoItem, kind ChangeKind) ([]PetChange, []SkippedPet, error) {
+	from, to := "pets", "archived_pets"
+	if kind == ChangeRestore {
+		from, to = to, from
+	}
+	ids := make([]int64, len(items))
+	for i, it := range items {
+		ids[i] = it.PetID
+	}
+	var found []Pet
+	if err := tx.Table(from).Select("id", "name", "category_id", "status", "created_at", "updated_at", "version").
+		Where("id IN ?", ids).Find(&found).Error; err != nil {
+		return nil, nil, err
+	}
+	// A pet already where the undo would put it was moved by someone
+	// since (or, for a restore, its id is held: see movePets).
+	var there []int64
+	if err := tx.Table(to).Where("id IN ?", ids).Pluck("id", &there).Error; err != nil {
+		return nil, nil, err
+	}
+	now := s.now()
+	var (
+		changes []PetChange
+		skipped []SkippedPet
+	)
+	for _, it := range items {
+		i := slices.IndexFunc(found, func(p Pet) bool { return p.ID == it.PetID })
+		switch {
+		case slices.Contains(there, it.PetID):
+			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name})
+		case i < 0:
+			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: it.Name, Gone: true})
+		case found[i].Version != it.VersionAfter:
+			skipped = append(skipped, SkippedPet{ID: it.PetID, Name: found[i].Name})
+		default:
+			after := found[i]
+			after.UpdatedAt, after.Version = now, found[i].Version+1
+			changes = append(changes, PetChange{Kind: kind, Before: &found[i], After: after, Actor: undo.Actor, Undo: undo})
+		}
+	}
+	return changes, skipped, nil
+}
+
+// writeReverts writes an undo's changes within tx: moves between the list
+// and the archive (writeMoves), or fields (writeUpdates).
+func (s *Store) writeReverts(tx *gorm.DB, changes []PetChange) (updatesWritten, error) {
+	if len(changes) > 0 && (changes[0].Kind == ChangeArchive || changes[0].Kind == ChangeRestore) {
+		return s.writeMoves(tx, changes, s.now())
+	}
+	return s.writeUpdates(tx, changes)
 }
 
 // whoChanged fills in who changed each skipped pet last since since, from

@@ -96,12 +96,12 @@ func (ui *Web) archivePet(c *gin.Context) {
 		}))
 		return
 	}
-	res, err := ui.store.ArchivePets(c.Request.Context(), []models.PetVersion{{ID: pet.ID, Version: version}}, currentUser(c).Username)
+	res, err := ui.store.ArchivePetsUndoable(c.Request.Context(), []models.PetVersion{{ID: pet.ID, Version: version}}, currentUser(c).Username)
 	switch {
 	case err != nil:
 		ui.fail(c, err)
 	case len(res.Moved) == 1:
-		flash(c, "success", fmt.Sprintf("Archived %s (id %d). It can be restored from the archive.", pet.Name, pet.ID))
+		flashUndo(c, "success", fmt.Sprintf("Archived %s (id %d). It can be restored from the archive.", pet.Name, pet.ID), res.UndoID)
 		c.Redirect(http.StatusSeeOther, Prefix+"/pets")
 	case len(res.Stale) == 1:
 		ui.fail(c, refuse(models.CodeConflict, "The pet changed", fmt.Sprintf(
@@ -195,12 +195,12 @@ func (ui *Web) archiveSelected(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	res, err := ui.store.ArchivePets(c.Request.Context(), pvs, currentUser(c).Username)
+	res, err := ui.store.ArchivePetsUndoable(c.Request.Context(), pvs, currentUser(c).Username)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
-	flash(c, bulkFlashKind, moveSummary(res, "Archived", "already archived"))
+	flashUndo(c, bulkFlashKind, moveSummary(res, "Archived", "already archived"), res.UndoID)
 	c.Redirect(http.StatusSeeOther, back)
 }
 
@@ -262,8 +262,12 @@ func (ui *Web) renderArchive(c *gin.Context, status int, cur models.ArchiveCurso
 	p := ui.page(c, "Archive", "archive")
 	v := templates.ArchiveView{Count: groupDigits(n), Retention: retentionWords(ui.archiveRetention), CSRFToken: p.CSRFToken,
 		ReadOnly: !ui.may(c, "POST "+archivePath+"/restore"), Self: archiveURL(cur)}
-	if p.Flash.Kind == bulkFlashKind {
+	if p.Flash.Kind == bulkFlashKind { // a restore's summary, after its redirect, with its Undo
+		undo := p.Flash.Undo
 		v.Summary, p.Flash = p.Flash.Text, templates.Flash{}
+		if undo != nil {
+			p.Flash = templates.Flash{Kind: "success", Undo: undo}
+		}
 	}
 	for _, a := range page.Pets {
 		v.Rows = append(v.Rows, templates.ArchiveRow{ID: a.ID, Name: a.Name, CategoryID: strconv.FormatInt(a.CategoryID, 10),
@@ -314,12 +318,12 @@ func (ui *Web) restorePets(c *gin.Context) {
 		ui.fail(c, err)
 		return
 	}
-	res, err := ui.store.RestorePets(c.Request.Context(), pvs, currentUser(c).Username)
+	res, err := ui.store.RestorePetsUndoable(c.Request.Context(), pvs, currentUser(c).Username)
 	if err != nil {
 		ui.fail(c, err)
 		return
 	}
-	flash(c, bulkFlashKind, moveSummary(res, "Restored", "already back in the pets list"))
+	flashUndo(c, bulkFlashKind, moveSummary(res, "Restored", "already back in the pets list"), res.UndoID)
 	c.Redirect(http.StatusSeeOther, back)
 }
 

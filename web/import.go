@@ -11,6 +11,7 @@ import (
 	"path"
 	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/gin-gonic/gin"
 
 	"petstore/httpcode"
@@ -225,12 +226,25 @@ func (ui *Web) showImport(c *gin.Context) {
 	}
 	if imp.State != models.ImportPreview {
 		v := ui.importJobView(c, imp)
-		if isHTMX(c) {
-			// Only the region: a poll must not take the flash meant for a page.
-			ui.render(c, http.StatusOK, templates.ImportProgress(templates.Page{CSRFToken: ui.csrfToken(c)}, v))
+		fl, err := ui.importUndo(c, imp)
+		if err != nil {
+			ui.fail(c, err)
 			return
 		}
-		ui.render(c, http.StatusOK, templates.ImportJobPage(ui.page(c, "Import of "+imp.FileName, "pets"), v))
+		if isHTMX(c) {
+			// Only the region: a poll must not take the flash meant for a page.
+			var progress templ.Component = templates.ImportProgress(templates.Page{CSRFToken: ui.csrfToken(c)}, v)
+			if fl.Undo != nil {
+				progress = templ.Join(progress, templates.FlashOOB(fl))
+			}
+			ui.render(c, http.StatusOK, progress)
+			return
+		}
+		p := ui.page(c, "Import of "+imp.FileName, "pets")
+		if fl.Undo != nil && p.Flash.Kind == "" {
+			p.Flash = fl
+		}
+		ui.render(c, http.StatusOK, templates.ImportJobPage(p, v))
 		return
 	}
 	check, err := ui.store.CheckKeptImport(c.Request.Context(), imp.ID)
@@ -256,6 +270,24 @@ func (ui *Web) showImport(c *gin.Context) {
 		v.Errors = append(v.Errors, templates.ImportErrorRow{Row: e.Row, Field: importFieldNames[e.Field], Message: e.Message})
 	}
 	ui.render(c, http.StatusOK, templates.ImportPreviewPage(ui.page(c, "Import "+imp.FileName+"?", "pets"), v))
+}
+
+// importUndo is the Undo offer of an ended import the member started,
+// while it may be undone: its undo archives the pets it added that nobody
+// changed since.
+func (ui *Web) importUndo(c *gin.Context, imp models.Import) (templates.Flash, error) {
+	user := currentUser(c).Username
+	if imp.UndoID == nil || imp.Actor != user || (imp.State != models.ImportDone && imp.State != models.ImportFailed) {
+		return templates.Flash{}, nil
+	}
+	act, err := ui.store.GetUndoAction(c.Request.Context(), *imp.UndoID, user)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return templates.Flash{}, nil // purged once its window ended
+	}
+	if err != nil || !act.Undoable(ui.now(), ui.undoWindow) {
+		return templates.Flash{}, err
+	}
+	return templates.Flash{Kind: "success", Undo: ui.undoOffer(c, act.ID, importPath(imp.ID), act.Summary)}, nil
 }
 
 // importFieldNames name an error's field as the file's column does.

@@ -90,7 +90,7 @@ func (ui *Web) undo(c *gin.Context) {
 		ui.redirect(c, undoPath(act.ID))
 		return
 	}
-	msg := undoResult(act)
+	msg := undoResult(act, ui.undoneKind(c, act))
 	if isHTMX(c) && strings.HasPrefix(back, Prefix+"/pets") && !strings.HasPrefix(back, Prefix+"/pets/") {
 		table, err := ui.petTable(c, ui.listingOf(back), 0)
 		if err != nil {
@@ -118,11 +118,41 @@ func (ui *Web) redirect(c *gin.Context, to string) {
 	c.Redirect(http.StatusSeeOther, to)
 }
 
-// undoResult says what an undo did: "Reverted 18 of 20; 2 changed since
-// by ana (Rex, Tom)."
-func undoResult(a models.UndoAction) string {
+// undoneKind is the kind of the action undo undid ("" when it is no
+// longer kept), which names what the undo did.
+func (ui *Web) undoneKind(c *gin.Context, undo models.UndoAction) models.UndoKind {
+	if undo.UndoesID == nil {
+		return ""
+	}
+	orig, err := ui.store.GetUndoAction(c.Request.Context(), *undo.UndoesID, undo.Actor)
+	if err != nil {
+		return ""
+	}
+	return orig.Kind
+}
+
+// undoMoves words the undo of each kind of action that moves pets between
+// the list and the archive: its verb and what its pets were.
+var undoMoves = map[models.UndoKind][2]string{
+	models.UndoArchive: {"Restored", "archived"},
+	models.UndoRestore: {"Archived", "restored"},
+	models.UndoImport:  {"Archived", "imported"},
+}
+
+// undoResult says what an undo of an action of kind orig did: "Reverted
+// 18 of 20; 2 changed since by ana (Rex, Tom).", or for an import
+// "Archived 98 of 100 imported pets; 2 changed since by ana (...)."
+func undoResult(a models.UndoAction, orig models.UndoKind) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Reverted %s of %s", groupDigits(int64(a.Reverted)), groupDigits(int64(a.Processed)))
+	if m, ok := undoMoves[orig]; ok {
+		noun := m[1] + " pets"
+		if a.Processed == 1 {
+			noun = m[1] + " pet"
+		}
+		fmt.Fprintf(&b, "%s %s of %s %s", m[0], groupDigits(int64(a.Reverted)), groupDigits(int64(a.Processed)), noun)
+	} else {
+		fmt.Fprintf(&b, "Reverted %s of %s", groupDigits(int64(a.Reverted)), groupDigits(int64(a.Processed)))
+	}
 	skipped := a.SkippedList()
 	gone := 0
 	for _, p := range skipped {
@@ -201,7 +231,7 @@ func (ui *Web) showUndo(c *gin.Context) {
 		v.Total = act.Total
 	}
 	if v.Done {
-		v.Result, v.Skipped = undoResult(act), skippedLines(act)
+		v.Result, v.Skipped = undoResult(act, ui.undoneKind(c, act)), skippedLines(act)
 		if act.State == models.UndoFailed {
 			v.Error = "The undo stopped part way: " + act.Error + " The pets not reached keep the change; undo the undo, or change them yourself."
 		}
@@ -243,7 +273,7 @@ func (ui *Web) recentActions(c *gin.Context) {
 		default:
 			r.State = "Nothing to undo"
 		}
-		if a.Kind == models.UndoUndo {
+		if a.UndoesID != nil { // an undo: its page says what it did
 			r.ProgressURL = undoPath(a.ID)
 		}
 		v.Actions = append(v.Actions, r)
