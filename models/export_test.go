@@ -110,3 +110,10 @@ func (s *Store) ConsecutiveIDs() bool { return s.server.consecutiveIDs }
 // InsertPetsOneByOne makes each pet of a MySQL create batch an INSERT of
 // its own, as on a server whose ids may interleave.
 func (s *Store) InsertPetsOneByOne() { s.server.consecutiveIDs = false }
+
+// WALPagesCopied waits for SQLite's log checkpoint under way, if any, and
+// returns how many pages the Store's own checkpoints have copied.
+func (s *Store) WALPagesCopied() int64 {
+	s.wal.bg.Wait()
+	return s.wal.copied.Load()
+}

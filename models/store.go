@@ -111,6 +111,7 @@ type Store struct {
 	idem    idempotency
 	feed    feedState
 	bulk    bulkState // the bulk jobs this process runs (bulk.go)
+	wal     walState  // SQLite's log checkpoints (sqlite_wal.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -400,15 +401,27 @@ const sqliteDriver = "sqlite"
 // sqliteDSN adds the pragmas petstore needs: WAL so readers never block the
 // writer, a busy timeout so that another process's writer (a CLI command
 // beside the server) is waited for instead of failing, and for the writer
-// immediate transactions, so a transaction never fails on lock upgrade;
-// readers are query-only.
+// immediate transactions, so a transaction never fails on lock upgrade,
+// and checkpoints left to the Store (sqlite_wal.go) unless the log grows
+// past walAutoCheckpointPages; readers are query-only.
 func sqliteDSN(path string, writer bool) string {
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
 	if writer {
-		return dsn + "&_txlock=immediate"
+		return dsn + "&_txlock=immediate" +
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", walAutoCheckpointPages, walSizeLimit)
 	}
 	return dsn + "&_pragma=query_only(1)"
 }
+
+// walAutoCheckpointPages is the size of SQLite's log (in pages of 4 KiB)
+// past which the writer checkpoints it itself: far beyond what the Store's
+// own checkpoints let it reach while they keep up. walSizeLimit is the
+// size the log's file is cut back to once copied, so a burst's log does
+// not keep its disk space.
+const (
+	walAutoCheckpointPages = 16384
+	walSizeLimit           = 64 << 20
+)
 
 // ioTimeout bounds each read from and write to MySQL unless DATABASE_URL
 // sets readTimeout or writeTimeout. A database that accepts connections but
@@ -545,6 +558,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	s.bulk.bg.Close()
+	s.wal.bg.Close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()
