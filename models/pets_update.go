@@ -228,9 +228,10 @@ type updatesWritten struct {
 }
 
 // committed tells the Store's watchers of what a committed transaction
-// wrote: the status counts' compaction, and the change feed's waiting
-// readers.
+// wrote: SQLite's log checkpoints, the status counts' compaction, and the
+// change feed's waiting readers.
 func (s *Store) committed(w updatesWritten) {
+	s.checkpointSometimes()
 	if w.countRows > 0 {
 		s.noteDeltas(w.countRows)
 	}

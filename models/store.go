@@ -118,6 +118,7 @@ type Store struct {
 	archive archiveState // the archive's purge (pets_archive.go)
 	undo    undoState    // the undos and purges this process runs (undo.go)
 	imports importState  // the CSV imports this process runs (pets_import.go)
+	wal     walState     // SQLite's log checkpoints (sqlite_wal.go)
 	// server is what MySQL's create batches need to know of the server.
 	server mysqlServer
 	// secrets seal the secrets kept in the database (secrets.go).
@@ -410,15 +411,27 @@ const sqliteDriver = "sqlite"
 // sqliteDSN adds the pragmas petstore needs: WAL so readers never block the
 // writer, a busy timeout so that another process's writer (a CLI command
 // beside the server) is waited for instead of failing, and for the writer
-// immediate transactions, so a transaction never fails on lock upgrade;
-// readers are query-only.
+// immediate transactions, so a transaction never fails on lock upgrade,
+// and checkpoints left to the Store (sqlite_wal.go) unless the log grows
+// past walAutoCheckpointPages; readers are query-only.
 func sqliteDSN(path string, writer bool) string {
 	dsn := path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
 	if writer {
-		return dsn + "&_txlock=immediate"
+		return dsn + "&_txlock=immediate" +
+			fmt.Sprintf("&_pragma=wal_autocheckpoint(%d)&_pragma=journal_size_limit(%d)", walAutoCheckpointPages, walSizeLimit)
 	}
 	return dsn + "&_pragma=query_only(1)"
 }
+
+// walAutoCheckpointPages is the size of SQLite's log (in pages of 4 KiB)
+// past which the writer checkpoints it itself: far beyond what the Store's
+// own checkpoints let it reach while they keep up. walSizeLimit is the
+// size the log's file is cut back to once copied, so a burst's log does
+// not keep its disk space.
+const (
+	walAutoCheckpointPages = 16384
+	walSizeLimit           = 64 << 20
+)
 
 // ioTimeout bounds each read from and write to MySQL unless DATABASE_URL
 // sets readTimeout or writeTimeout. A database that accepts connections but
@@ -558,6 +571,7 @@ func (s *Store) Close() error {
 	s.archive.bg.Close()
 	s.undo.close()
 	s.imports.bg.Close()
+	s.wal.bg.Close()
 	s.feed.stop()
 	s.idem.close()
 	s.pets.counts.bg.Close()
