@@ -114,6 +114,7 @@ func (s *Store) InsertPetsOneByOne() { s.server.consecutiveIDs = false }
 
 // SetZone sets the store's time zone, in which its messages name times.
 func (s *Store) SetZone(loc *time.Location) { s.zone = loc }
+
 // WALPagesCopied waits for SQLite's log checkpoint under way, if any, and
 // returns how many pages the Store's own checkpoints have copied.
 func (s *Store) WALPagesCopied() int64 {
