@@ -166,6 +166,10 @@ func TestBrowserListComeBack(t *testing.T) {
 	j.within("click Filter", chromedp.Click(button("//form[@id='pet-filter']", "Filter")))
 	j.waitPetNames("Bo", "Cleo")
 	j.within("click the Name header", chromedp.Click(chromedp.CSS(`th[data-column="name"] a`)))
+	// The names' order is the same before and after this click: wait for
+	// the answer itself, or the next click finds the header being replaced.
+	j.waitJS("the URL to carry the name order", `new URLSearchParams(location.search).get("sort") === "name"`)
+	j.within("see the header say the order", chromedp.WaitVisible(chromedp.CSS(`th[data-column="name"][aria-sort="ascending"] a`)))
 	j.waitPetNames("Bo", "Cleo")
 	j.within("click the Name header again", chromedp.Click(chromedp.CSS(`th[data-column="name"] a`)))
 	j.waitPetNames("Cleo", "Bo")
