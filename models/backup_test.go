@@ -142,6 +142,10 @@ func populate(t *testing.T, s *models.Store) backupFixture {
 	s.SetClock(func() time.Time { return time.Now().Add(-2 * models.IdempotencyTTL) })
 	f.staleKey = 901
 	once(f.staleKey, "stale")
+	// The claim and the create start work in the background that reads
+	// the clock: let it end before the clock is set back.
+	s.WaitIdempotencyWork()
+	s.WaitCountsCompaction()
 	s.SetClock(time.Now)
 	f.freshKey = 902
 	once(f.freshKey, "fresh")

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -95,8 +96,10 @@ type Store struct {
 	createDB *sql.DB
 	driver   string
 	log      *slog.Logger
-	// now is the clock; tests may replace it.
-	now func() time.Time
+	// now is the clock: it reads clock, which tests may replace (SetClock)
+	// while background work reads it.
+	now   func() time.Time
+	clock atomic.Pointer[func() time.Time]
 	// passwordCost is the bcrypt cost of new password hashes.
 	passwordCost int
 	// migrateCfg opens the connection migrations use on MySQL (nil on SQLite).
@@ -200,13 +203,16 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	}
 	s := &Store{pets: petState{queue: createQueue{MaxLeaders: maxCreateLeaders(o.Driver), MaxBatch: maxCreateBatch}}, db: db,
 		sqlDB: p.primary, readDB: p.read, createDB: p.create, replicas: p.replicas, migrateCfg: p.migrateCfg,
-		driver: o.Driver, log: log, now: func() time.Time { return time.Now().UTC() },
+		driver: o.Driver, log: log,
 		passwordCost: cost, signIns: signInState{hashing: newHashLimiter(o.PasswordHashers)}, secrets: secrets,
 		zone: cmp.Or(o.Zone, time.UTC)}
 	if o.Driver == DriverMySQL {
 		s.server = probeMySQL(ctx, p.primary)
 	}
 	s.feed.read = s.EventHead
+	utcNow := func() time.Time { return time.Now().UTC() }
+	s.clock.Store(&utcNow)
+	s.now = func() time.Time { return (*s.clock.Load())() }
 	return s, nil
 }
 

@@ -50,7 +50,10 @@ func (s *Store) SQLDB() *sql.DB { return s.sqlDB }
 func NameKeys(name string) []string { return nameKeys(name) }
 
 // SetClock replaces the store's clock; tests use it to pin times.
-func (s *Store) SetClock(now func() time.Time) { s.now = func() time.Time { return now().UTC() } }
+func (s *Store) SetClock(now func() time.Time) {
+	utc := func() time.Time { return now().UTC() }
+	s.clock.Store(&utc)
+}
 
 // KeyReads returns how many times this store has read a key's row to
 // authenticate a request: the database work that API keys cost, which
