@@ -272,3 +272,47 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A deadline of the service's own is told apart from a hang-up and from an
+// outage: a batch of creates held past its bound answers 503 unavailable
+// (retry), is logged at ERROR with reason=timeout, and is counted as a 5xx
+// under that reason.
+func TestServerDeadline(t *testing.T) {
+	testkit.ForEachDriver(t, func(t *testing.T, driver string) {
+		s := startSite(t, driver)
+		key := s.newKey(t)
+		partner := testkit.NewAPIClient(s.base, key)
+		testkit.WantCreated(t, partner.CreatePet("before the deadline"), "before the deadline")
+		s.store.SetCreateTimeout(300 * time.Millisecond)
+
+		held := holdCreates(t, s.store)
+		r := partner.Do(http.MethodPost, "/v1/pets", http.Header{"Content-Type": {"application/json"}, "X-Request-Id": {"past-deadline"}},
+			`{"name": "past the deadline", "categoryId": 1}`)
+		held.release()
+		if r.Status != http.StatusServiceUnavailable || !strings.Contains(string(r.Body), `"unavailable"`) {
+			t.Errorf("a create past the batch's deadline: %s, want 503 unavailable", r)
+		}
+		line := requestLine(t, s, "past-deadline")
+		if line["status"] != "503" {
+			t.Errorf("request log %v, want status 503", line)
+		}
+		if !regexp.MustCompile(`level=ERROR msg="request failed" method=POST path=/v1/pets status=503 reason=timeout `).MatchString(s.logs.String()) {
+			t.Errorf("no ERROR line with reason=timeout:\n%s", grepLines(s.logs.String(), "level=ERROR"))
+		}
+		m := testkit.Exposition(s.metrics)
+		for _, want := range []string{
+			`petstore_http_server_errors_total{reason="timeout"} 1`,
+			`petstore_http_requests_total{method="POST",route="/v1/pets",status="503"} 1`,
+		} {
+			if !strings.Contains(m, want) {
+				t.Errorf("metrics lack %s:\n%s", want, grepLines(m, "petstore_http"))
+			}
+		}
+		if strings.Contains(m, `reason="unavailable"`) || strings.Contains(m, `status="499"`) {
+			t.Errorf("a deadline counted as an outage or a hang-up:\n%s", grepLines(m, "petstore_http"))
+		}
+		if n := petNames(t, s.store)["past the deadline"]; n != 0 {
+			t.Errorf("the timed-out create stored %d times, want 0", n)
+		}
+	})
+}

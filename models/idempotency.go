@@ -48,7 +48,7 @@ const (
 	// idempotencyLease is how long a pending key belongs to the request that
 	// claimed it. Past it, that request is taken for dead (its instance
 	// stopped) and a retry may take the key over. A create is answered far
-	// sooner: its batch's transaction is bounded by createTimeout.
+	// sooner: its batch's transaction is bounded by defaultCreateTimeout.
 	idempotencyLease = time.Minute
 	// idempotencyPurgeEvery is how often an instance deletes expired keys,
 	// at most; idempotencyPurgeBatch bounds each DELETE.

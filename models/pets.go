@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -20,6 +21,9 @@ type petState struct {
 	stmts petStatements
 	// counts compacts the status counts (statuscounts.go).
 	counts countsCompaction
+	// createTimeout bounds a batch's transaction (pets_create.go), in
+	// nanoseconds; 0 is defaultCreateTimeout.
+	createTimeout atomic.Int64
 }
 
 // Status is a pet's availability: one of StatusAvailable, StatusPending, StatusSold.

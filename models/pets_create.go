@@ -44,9 +44,10 @@ func (s *Store) createPet(ctx context.Context, np NewPet, actor string, once *on
 // maxCreateBatch bounds how many creates share one transaction.
 const maxCreateBatch = 64
 
-// createTimeout bounds a batch's transaction: it runs for several clients,
-// so it does not end when the one that leads it goes away.
-const createTimeout = 15 * time.Second
+// defaultCreateTimeout bounds a batch's transaction: it runs for several
+// clients, so it does not end when the one that leads it goes away. Past
+// it, the batch's creates fail as a deadline of the service's own.
+const defaultCreateTimeout = 15 * time.Second
 
 // createRequest is one pet waiting to be written.
 type createRequest struct {
@@ -65,7 +66,11 @@ type createQueue = groupcommit.Queue[*createRequest]
 // database still answers, each create is tried alone, so that one bad
 // create fails only itself.
 func (s *Store) writeCreates(h *petStatements, batch []*createRequest) []error {
-	ctx, cancel := context.WithTimeout(context.Background(), createTimeout)
+	timeout := time.Duration(s.pets.createTimeout.Load())
+	if timeout == 0 {
+		timeout = defaultCreateTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	insert := func(batch []*createRequest) (err error) {
 		var last int64

@@ -599,7 +599,7 @@ func (s *Store) Pools() map[string]*sql.DB {
 // dbErr classifies an error from the database. The caller's context
 // cancelled is the caller giving up (CodeCanceled), not the database
 // failing: an HTTP client that hung up. A context deadline (the service's
-// own bound on the work, such as createTimeout) is unavailable, its cause
+// own bound on the work, such as defaultCreateTimeout) is unavailable, its cause
 // DeadlineExceeded kept for the logs and metrics to tell it apart; a
 // dropped or refused connection, or a database that does not answer within
 // the driver's I/O timeout, or a cluster's passing state (isTransient: a
