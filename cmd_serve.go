@@ -82,6 +82,7 @@ func (c cli) serve(ctx context.Context, args []string) int {
 	store.PurgeEventsEvery(cfg.EventsRetention)
 	store.PurgeArchiveEvery(cfg.ArchiveRetention)
 	store.PurgeUndoEvery(cfg.UndoWindow)
+	store.ResumeImportsEvery()
 	go cleanSessions(ctx, store, log)
 	dispatcher := startWebhooks(ctx, store, cfg, log, metrics)
 	defer dispatcher.wait()

@@ -148,6 +148,8 @@ type ImportCheck struct {
 // runner of the imports it runs.
 type importState struct {
 	bg background.Runner
+	// sweep looks for imports whose runner stopped (ResumeImportsEvery).
+	sweep background.Runner
 }
 
 // FieldRow is the field of an ImportRowError about the row as a whole.
@@ -740,6 +742,47 @@ func (s *Store) resumeOrphan(ctx context.Context, imp Import) (Import, error) {
 		s.runImportInBackground(imp)
 	}
 	return imp, nil
+}
+
+// resumeImportsEvery is how often a serving instance looks for imports
+// whose runner stopped.
+const resumeImportsEvery = time.Minute
+
+// ResumeImportsEvery resumes, now and every resumeImportsEvery until the
+// Store closes, the running imports whose lease ran out (the process
+// running them died), so that an import goes on without anyone opening its
+// page. Instances that look at once resume each import once: resumeOrphan
+// takes it over with a conditional UPDATE of its lease.
+func (s *Store) ResumeImportsEvery() {
+	s.imports.sweep.Start(func(ctx context.Context) {
+		t := time.NewTicker(resumeImportsEvery)
+		defer t.Stop()
+		for {
+			if err := s.resumeOrphans(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("could not look for stopped imports", "error", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// resumeOrphans resumes every running import whose lease ran out.
+func (s *Store) resumeOrphans(ctx context.Context) error {
+	var imps []Import
+	err := s.db.WithContext(ctx).Where("state = ? AND lease_until < ?", string(ImportRunning), s.now()).Order("id").Find(&imps).Error
+	if err != nil {
+		return s.dbErr("read stopped imports", err)
+	}
+	for _, imp := range imps {
+		if _, err := s.resumeOrphan(ctx, imp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // runImportInBackground runs imp on this Store's runner; when the Store

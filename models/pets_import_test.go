@@ -468,3 +468,56 @@ func TestImportResumes(t *testing.T) {
 		}
 	})
 }
+
+// TestImportResumedWithoutALook stops a runner as a process that dies
+// does, and checks that a serving store's sweep resumes it once its lease
+// has run out, with nobody opening it: every row imported once.
+func TestImportResumedWithoutALook(t *testing.T) {
+	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		now := time.Now()
+		var mu sync.Mutex
+		s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+		undo := models.SetImportChunkHook(func(imp models.Import) error {
+			if imp.Done == models.ImportChunk {
+				return errors.New("the process died")
+			}
+			return nil
+		})
+		imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Swept", 1200, 0)), "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.StartImport(ctx, imp.ID, "alice"); err != nil {
+			t.Fatal(err)
+		}
+		s.WaitImports()
+		undo()
+		mu.Lock()
+		now = now.Add(models.ImportLease() + time.Second)
+		mu.Unlock()
+
+		s.ResumeImportsEvery()
+		// Only the pets are read until the import is done: reading the
+		// import is a look, which would resume it by itself.
+		for deadline := time.Now().Add(30 * time.Second); modelstest.CountRows(t, s, modelstest.Pets) < 1200; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d pets 30 s after the lease ran out: the stopped import was not resumed", modelstest.CountRows(t, s, modelstest.Pets))
+			}
+		}
+		if done := waitImport(t, s, imp.ID); done.State != models.ImportDone || done.Done != 1200 {
+			t.Fatalf("resumed import = %+v", done)
+		}
+		names := importedNames(t, s)
+		seen := map[string]bool{}
+		for _, n := range names {
+			if seen[n] {
+				t.Fatalf("%q imported twice", n)
+			}
+			seen[n] = true
+		}
+		if len(seen) != 1200 {
+			t.Fatalf("%d distinct pets, want 1200", len(seen))
+		}
+	})
+}
