@@ -296,10 +296,10 @@ func (s *Store) finishOnceSQLite(ctx context.Context, tx *sql.Tx, r *createReque
 }
 
 // endCreatesSQL ends a MySQL batch's text (createsSQL): when no create of
-// the batch has an idempotency key, with its events and COMMIT. Otherwise
-// with one UPDATE per claim, which changes its row only if the claim still
-// holds it (and locks it), and no COMMIT: commitOnceMySQL checks what they
-// changed, then stores the answers, writes the events and commits.
+// the batch has an idempotency key, with its events. Otherwise with one
+// UPDATE per claim, which changes its row only if the claim still holds it
+// (and locks it): commitOnceMySQL checks what they changed, then stores the
+// answers and writes the events. commitBatch commits either.
 func endCreatesSQL(c *createsBatch, batch []*createRequest) {
 	b := c.sql
 	for _, r := range batch {
@@ -311,9 +311,6 @@ func endCreatesSQL(c *createsBatch, batch []*createRequest) {
 	}
 	if len(c.claims) == 0 {
 		c.clock = writeEventsSQL(b, c.events, c.petID)
-		if !c.commitApart {
-			b.statement("COMMIT")
-		}
 	}
 }
 
@@ -340,9 +337,6 @@ func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*cr
 			int64(a.Status), a.Body, a.Location, cl.apiKeyID, cl.keyHash)
 	}
 	clock := writeEventsSQL(b, c.events, c.petID)
-	if !c.commitApart {
-		b.statement("COMMIT")
-	}
 	res, err := dc.(driver.ExecerContext).ExecContext(ctx, b.text(), b.args)
 	if err != nil {
 		return 0, fmt.Errorf("store idempotent answers: %w", err)
@@ -351,7 +345,7 @@ func commitOnceMySQL(ctx context.Context, dc any, res driver.Result, batch []*cr
 	if clock >= len(ids) {
 		return 0, fmt.Errorf("store idempotent answers: %d statement results for %d statements", len(ids), b.statements())
 	}
-	return ids[clock], c.commit(ctx, dc)
+	return ids[clock], commitBatch(ctx, dc)
 }
 
 // ReleaseIdempotencyKey gives back a claim whose create failed, so that a

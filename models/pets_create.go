@@ -234,7 +234,7 @@ func (s *Store) insertCreatesMySQL(ctx context.Context, batch []*createRequest) 
 		}
 		if len(c.claims) == 0 {
 			last = ids[c.clock]
-			return c.commit(ctx, dc)
+			return commitBatch(ctx, dc)
 		}
 		last, err = commitOnceMySQL(ctx, dc, res, batch, c)
 		return err
@@ -257,32 +257,32 @@ type createsBatch struct {
 	clock   int     // the change feed clock's advance, when sent in sql
 	events  []eventRow
 	petID   []string // the SQL naming each pet's id
-	// commitApart sends the COMMIT on its own, after the text (on Galera:
-	// Store.galera).
-	commitApart bool
 }
 
-// commit sends the batch's COMMIT when it was left out of the text.
-func (c *createsBatch) commit(ctx context.Context, dc any) error {
-	if !c.commitApart {
-		return nil
-	}
+// commitBatch sends a batch's COMMIT, on its own once the text's results have
+// been read, never in the text: a server runs a text's statements to its
+// end even when the client has gone, so a batch abandoned at its deadline
+// (createTimeout) while waiting for a lock would still commit what its
+// creates were told had failed. Without the COMMIT, the server rolls the
+// transaction back when it finds the connection closed. On Galera, a
+// certification failure at a COMMIT sent at the end of a multi-statement
+// text can also be reported as success.
+func commitBatch(ctx context.Context, dc any) error {
 	_, err := dc.(driver.ExecerContext).ExecContext(ctx, "COMMIT", nil)
 	return err
 }
 
 // createsSQL is a batch's transaction as one text: START TRANSACTION, the
 // pets' INSERT, the rows the batch's changes imply (writeImpliedSQL), then
-// the change feed's events and COMMIT, or the idempotency claims' checks,
-// after which commitOnceMySQL writes the events and commits
-// (endCreatesSQL). The pets' ids are kept in session variables, since the
+// the change feed's events, or the idempotency claims' checks, after which
+// commitOnceMySQL writes the events (endCreatesSQL); commitBatch commits. The pets' ids are kept in session variables, since the
 // clock's advance sets LAST_INSERT_ID() too: where the server gives a
 // multi-row INSERT consecutive ids (mysqlServer), all pets are one INSERT
 // and pet i's id is its first id plus i; elsewhere each pet is an INSERT
 // of its own followed by the keeping of its id.
 func createsSQL(batch []*createRequest, server mysqlServer) (*createsBatch, error) {
 	c := &createsBatch{sql: newBatchSQL(len(batch)*(len(createPetSQL)+300) + 512), petStmt: make([]int, len(batch)),
-		petStep: make([]int64, len(batch)), petID: make([]string, len(batch)), commitApart: server.galera}
+		petStep: make([]int64, len(batch)), petID: make([]string, len(batch))}
 	b := c.sql
 	b.statement("START TRANSACTION")
 	var rows impliedRows

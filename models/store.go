@@ -132,10 +132,8 @@ type Store struct {
 
 // mysqlServer is what shapes a MySQL create batch's text (createsSQL).
 type mysqlServer struct {
-	// galera says the server is a Galera node (wsrep_on), whose
-	// certification failure at a COMMIT sent at the end of a
-	// multi-statement text can be reported as success: the batch then
-	// sends its COMMIT on its own.
+	// galera says the server is a Galera node (wsrep_on), whose ids step
+	// by the cluster's size.
 	galera bool
 	// consecutiveIDs says a multi-row INSERT takes consecutive ids: the
 	// auto-increment steps by one and InnoDB reserves a simple INSERT's
@@ -576,6 +574,7 @@ func (s *Store) Close() error {
 	s.bulk.bg.Close()
 	s.archive.bg.Close()
 	s.undo.close()
+	s.imports.sweep.Close()
 	s.imports.bg.Close()
 	s.wal.bg.Close()
 	s.feed.stop()
