@@ -408,24 +408,7 @@ func TestImportConcurrentUploads(t *testing.T) {
 func TestImportResumes(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
-		now := time.Now()
-		var mu sync.Mutex
-		s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-		undo := models.SetImportChunkHook(func(imp models.Import) error {
-			if imp.Done == 2*models.ImportChunk {
-				return errors.New("the process died")
-			}
-			return nil
-		})
-		imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Resumed", 3500, 0)), "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.StartImport(ctx, imp.ID, "alice"); err != nil {
-			t.Fatal(err)
-		}
-		s.WaitImports()
-		undo()
+		imp, pastLease := stoppedImport(t, s, "Resumed", 3500, 2)
 		stopped, err := s.GetImport(ctx, imp.ID)
 		if err != nil || stopped.State != models.ImportRunning || stopped.Done != 2*models.ImportChunk {
 			t.Fatalf("stopped import = %+v, %v", stopped, err)
@@ -435,9 +418,7 @@ func TestImportResumes(t *testing.T) {
 		if n := modelstest.CountRows(t, s, modelstest.Pets); n != 2*models.ImportChunk {
 			t.Fatalf("%d pets while stopped", n)
 		}
-		mu.Lock()
-		now = now.Add(models.ImportLease() + time.Second)
-		mu.Unlock()
+		pastLease()
 		// Uploading the same file again is such a look.
 		again, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Resumed", 3500, 0)), "alice")
 		if err != nil || again.ID != imp.ID {
@@ -446,22 +427,7 @@ func TestImportResumes(t *testing.T) {
 		if done := waitImport(t, s, imp.ID); done.State != models.ImportDone || done.Done != 3500 {
 			t.Fatalf("resumed import = %+v", done)
 		}
-		names := importedNames(t, s)
-		if len(names) != 3500 {
-			t.Fatalf("%d pets, want 3500", len(names))
-		}
-		seen := map[string]bool{}
-		for _, n := range names {
-			if seen[n] {
-				t.Fatalf("%q imported twice", n)
-			}
-			seen[n] = true
-		}
-		for i := range 3500 {
-			if !seen["Resumed "+strconv.Itoa(i)] {
-				t.Fatalf("row %d not imported", i)
-			}
-		}
+		wantImportedOnce(t, s, "Resumed", 3500)
 		counts, err := s.PetStatusCounts(ctx)
 		if err != nil || counts.Total() != 3500 {
 			t.Fatalf("status counts %v, %v", counts, err)
@@ -474,28 +440,8 @@ func TestImportResumes(t *testing.T) {
 // has run out, with nobody opening it: every row imported once.
 func TestImportResumedWithoutALook(t *testing.T) {
 	modelstest.ForEach(t, func(t *testing.T, s *models.Store) {
-		ctx := context.Background()
-		now := time.Now()
-		var mu sync.Mutex
-		s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
-		undo := models.SetImportChunkHook(func(imp models.Import) error {
-			if imp.Done == models.ImportChunk {
-				return errors.New("the process died")
-			}
-			return nil
-		})
-		imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet("Swept", 1200, 0)), "alice")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.StartImport(ctx, imp.ID, "alice"); err != nil {
-			t.Fatal(err)
-		}
-		s.WaitImports()
-		undo()
-		mu.Lock()
-		now = now.Add(models.ImportLease() + time.Second)
-		mu.Unlock()
+		imp, pastLease := stoppedImport(t, s, "Swept", 1200, 1)
+		pastLease()
 
 		s.ResumeImportsEvery()
 		// Only the pets are read until the import is done: reading the
@@ -508,16 +454,59 @@ func TestImportResumedWithoutALook(t *testing.T) {
 		if done := waitImport(t, s, imp.ID); done.State != models.ImportDone || done.Done != 1200 {
 			t.Fatalf("resumed import = %+v", done)
 		}
-		names := importedNames(t, s)
-		seen := map[string]bool{}
-		for _, n := range names {
-			if seen[n] {
-				t.Fatalf("%q imported twice", n)
-			}
-			seen[n] = true
-		}
-		if len(seen) != 1200 {
-			t.Fatalf("%d distinct pets, want 1200", len(seen))
-		}
+		wantImportedOnce(t, s, "Swept", 1200)
 	})
+}
+
+// stoppedImport uploads and starts an import of rows rows named prefix N
+// whose runner stops after chunks chunks, as a process that dies does, and
+// returns it with what moves the store's clock past its lease.
+func stoppedImport(t *testing.T, s *models.Store, prefix string, rows, chunks int) (imp models.Import, pastLease func()) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	var mu sync.Mutex
+	s.SetClock(func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	undo := models.SetImportChunkHook(func(imp models.Import) error {
+		if imp.Done == chunks*models.ImportChunk {
+			return errors.New("the process died")
+		}
+		return nil
+	})
+	imp, _, err := s.UploadImport(ctx, "big.csv", bytes.NewReader(sheet(prefix, rows, 0)), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.StartImport(ctx, imp.ID, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitImports()
+	undo()
+	return imp, func() {
+		mu.Lock()
+		now = now.Add(models.ImportLease() + time.Second)
+		mu.Unlock()
+	}
+}
+
+// wantImportedOnce checks that rows named prefix 0 to prefix rows-1 are
+// the store's pets, each once.
+func wantImportedOnce(t *testing.T, s *models.Store, prefix string, rows int) {
+	t.Helper()
+	names := importedNames(t, s)
+	if len(names) != rows {
+		t.Fatalf("%d pets, want %d", len(names), rows)
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			t.Fatalf("%q imported twice", n)
+		}
+		seen[n] = true
+	}
+	for i := range rows {
+		if !seen[prefix+" "+strconv.Itoa(i)] {
+			t.Fatalf("row %d not imported", i)
+		}
+	}
 }
