@@ -22,7 +22,7 @@ type petState struct {
 	// counts compacts the status counts (statuscounts.go).
 	counts countsCompaction
 	// createTimeout bounds a batch's transaction (pets_create.go), in
-	// nanoseconds; 0 is defaultCreateTimeout.
+	// nanoseconds: defaultCreateTimeout, unless a test shortens it.
 	createTimeout atomic.Int64
 }
 

@@ -66,11 +66,7 @@ type createQueue = groupcommit.Queue[*createRequest]
 // database still answers, each create is tried alone, so that one bad
 // create fails only itself.
 func (s *Store) writeCreates(h *petStatements, batch []*createRequest) []error {
-	timeout := time.Duration(s.pets.createTimeout.Load())
-	if timeout == 0 {
-		timeout = defaultCreateTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(s.pets.createTimeout.Load()))
 	defer cancel()
 	insert := func(batch []*createRequest) (err error) {
 		var last int64
@@ -262,7 +258,7 @@ type createsBatch struct {
 // commitBatch sends a batch's COMMIT, on its own once the text's results have
 // been read, never in the text: a server runs a text's statements to its
 // end even when the client has gone, so a batch abandoned at its deadline
-// (createTimeout) while waiting for a lock would still commit what its
+// (defaultCreateTimeout) while waiting for a lock would still commit what its
 // creates were told had failed. Without the COMMIT, the server rolls the
 // transaction back when it finds the connection closed. On Galera, a
 // certification failure at a COMMIT sent at the end of a multi-statement
@@ -275,8 +271,9 @@ func commitBatch(ctx context.Context, dc any) error {
 // createsSQL is a batch's transaction as one text: START TRANSACTION, the
 // pets' INSERT, the rows the batch's changes imply (writeImpliedSQL), then
 // the change feed's events, or the idempotency claims' checks, after which
-// commitOnceMySQL writes the events (endCreatesSQL); commitBatch commits. The pets' ids are kept in session variables, since the
-// clock's advance sets LAST_INSERT_ID() too: where the server gives a
+// commitOnceMySQL writes the events (endCreatesSQL); commitBatch commits.
+// The pets' ids are kept in session variables, since the clock's advance
+// sets LAST_INSERT_ID() too: where the server gives a
 // multi-row INSERT consecutive ids (mysqlServer), all pets are one INSERT
 // and pet i's id is its first id plus i; elsewhere each pet is an INSERT
 // of its own followed by the keeping of its id.

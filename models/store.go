@@ -96,9 +96,8 @@ type Store struct {
 	createDB *sql.DB
 	driver   string
 	log      *slog.Logger
-	// now is the clock: it reads clock, which tests may replace (SetClock)
-	// while background work reads it.
-	now   func() time.Time
+	// clock is what now reads; tests may replace it (SetClock) while
+	// background work reads it.
 	clock atomic.Pointer[func() time.Time]
 	// passwordCost is the bcrypt cost of new password hashes.
 	passwordCost int
@@ -210,9 +209,12 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	s.feed.read = s.EventHead
 	utcNow := func() time.Time { return time.Now().UTC() }
 	s.clock.Store(&utcNow)
-	s.now = func() time.Time { return (*s.clock.Load())() }
+	s.pets.createTimeout.Store(int64(defaultCreateTimeout))
 	return s, nil
 }
+
+// now is the store's clock, in UTC.
+func (s *Store) now() time.Time { return (*s.clock.Load())() }
 
 // pools are the database/sql pools a Store runs on, while Open builds them.
 type pools struct {
